@@ -1,0 +1,104 @@
+"""The exceptions a student can meet, and how their messages are laid out.
+
+Every error that comes from a kernel (compiling it, launching it, or running it in the
+simulator) subclasses :class:`KernelError`. Messages follow one shape so that a notebook
+shows a short, readable diagnosis rather than a traceback wall::
+
+    <what went wrong>
+      at <file>:<line>  <the source line>
+      thread (x, y, z) of block (x, y, z)
+    hint: <what to try>
+
+This module only formats; it knows nothing about NVRTC, CuPy or the simulator.
+"""
+from __future__ import annotations
+
+
+class KernelError(Exception):
+    """Base class for every error about a kernel: compiling, launching or simulating it."""
+
+    def __init__(self, message: str, *, hint: str | None = None, line: int | None = None,
+                 source_line: str | None = None, thread=None, block=None, filename: str | None = None):
+        self.message = message
+        self.hint = hint
+        self.line = line
+        self.source_line = source_line
+        self.thread = thread
+        self.block = block
+        self.filename = filename
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        parts = [self.message]
+        if self.line:
+            where = f"{self.filename or 'kernel'}:{self.line}"
+            parts.append(f"  at {where}" + (f"    {self.source_line.strip()}" if self.source_line else ""))
+        if self.thread is not None or self.block is not None:
+            parts.append(f"  {describe_thread(self.thread, self.block)}")
+        if self.hint:
+            parts.append(f"hint: {self.hint}")
+        return "\n".join(parts)
+
+    # Jupyter shows str(exc) after the class name; keep it the same text everywhere.
+    def __str__(self) -> str:
+        return self._render()
+
+
+class CompileError(KernelError):
+    """NVRTC rejected the source. ``.diagnostics`` holds (line, column, text) per error."""
+
+    def __init__(self, message: str, *, diagnostics=(), log: str = "", **kw):
+        self.diagnostics = list(diagnostics)
+        self.log = log
+        super().__init__(message, **kw)
+
+
+class LaunchError(KernelError):
+    """The launch configuration or the arguments cannot work (checked before launching)."""
+
+
+class ArgumentError(LaunchError):
+    """Wrong number, type, dtype or layout of kernel arguments."""
+
+
+class MemoryAccessError(KernelError):
+    """An access outside any buffer, or a misaligned one (simulator)."""
+
+
+class BarrierError(KernelError):
+    """Threads of one block wait at different barriers, or some can never reach one (simulator)."""
+
+
+class SimulationLimit(KernelError):
+    """The simulator stopped a kernel that ran past its instruction budget (an infinite loop?)."""
+
+
+class UnsupportedInstruction(KernelError):
+    """The simulator does not implement a PTX instruction the kernel uses."""
+
+
+class NoGPUError(KernelError):
+    """A GPU-only operation was asked for on a machine without a usable NVIDIA GPU."""
+
+
+def describe_thread(thread, block) -> str:
+    """'thread (3, 1, 0) of block (0, 2, 0)' — the way CUDA users name a thread."""
+    parts = []
+    if thread is not None:
+        parts.append(f"thread {tuple(int(v) for v in thread)}")
+    if block is not None:
+        parts.append(f"block {tuple(int(v) for v in block)}")
+    return " of ".join(parts)
+
+
+def caret_excerpt(source: str, line: int, column: int | None, filename: str = "kernel") -> str:
+    """Two lines: the offending source line and a caret under the column (1-based)."""
+    lines = source.splitlines()
+    if not 1 <= line <= len(lines):
+        return ""
+    text = lines[line - 1].expandtabs(4)
+    out = f"  {filename}:{line} | {text}"
+    if column:
+        pad = len(f"  {filename}:{line} | ") + column - 1
+        out += "\n" + " " * pad + "^"
+    return out

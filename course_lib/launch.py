@@ -1,0 +1,227 @@
+"""Check a launch before it happens, the same way for the GPU and the simulator.
+
+- ``kernel_signature`` reads a kernel's C++ parameter list from its source (substituting
+  template arguments from a name expression such as ``tile<float, 32>``), so errors can say
+  ``const float* in`` rather than "parameter 1";
+- ``check_config`` validates grid, block and shared memory against the device's limits;
+- ``check_args`` validates count, kinds, dtypes and layout of the arguments and converts
+  Python numbers to the exact C type the kernel expects.
+
+Nothing here touches CuPy or NVRTC.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import ArgumentError, LaunchError
+
+# What the simulator assumes when there is no GPU to ask: an H100's limits.
+DEFAULT_LIMITS = dict(max_threads=1024, max_block=(1024, 1024, 64), max_grid=(2**31 - 1, 65535, 65535),
+                      shared_default=48 * 1024, shared_optin=227 * 1024)
+
+C_TYPES = {
+    "float": np.float32, "double": np.float64, "int": np.int32, "unsigned": np.uint32,
+    "unsigned int": np.uint32, "uint32_t": np.uint32, "int32_t": np.int32, "long long": np.int64,
+    "long long int": np.int64, "int64_t": np.int64, "unsigned long long": np.uint64, "uint64_t": np.uint64,
+    "size_t": np.uint64, "long": np.int64, "unsigned long": np.uint64, "short": np.int16,
+    "unsigned short": np.uint16, "uint16_t": np.uint16, "int16_t": np.int16, "char": np.int8,
+    "signed char": np.int8, "int8_t": np.int8, "unsigned char": np.uint8, "uint8_t": np.uint8,
+    "bool": np.bool_, "__half": np.float16, "half": np.float16, "__nv_bfloat16": np.uint16,
+}
+VECTOR_TYPES = {f"{b}{n}": (C_TYPES[c], n) for b, c in
+                (("float", "float"), ("double", "double"), ("int", "int"), ("uint", "unsigned int"),
+                 ("short", "short"), ("ushort", "unsigned short"), ("char", "signed char"),
+                 ("uchar", "unsigned char"), ("longlong", "long long"), ("ulonglong", "unsigned long long"))
+                for n in (1, 2, 3, 4)}
+
+
+@dataclass
+class Param:
+    ctype: str          # as written, templates substituted: 'const float*'
+    name: str
+    pointer: bool
+    const: bool
+    base: str           # 'float', 'float4', 'T' (unresolved)
+
+    @property
+    def dtype(self):
+        if self.base in C_TYPES:
+            return np.dtype(C_TYPES[self.base])
+        if self.base in VECTOR_TYPES:
+            return np.dtype(VECTOR_TYPES[self.base][0])
+        return None
+
+
+_QUALIFIERS = re.compile(r"\b(const|volatile|__restrict__|__restrict|restrict|struct)\b")
+
+
+def kernel_signature(source: str, name: str) -> list[Param] | None:
+    """The parameters of kernel `name` (a plain name or a template expression), or None."""
+    base, _, targs = name.partition("<")
+    targs = _split_args(targs.rsplit(">", 1)[0]) if targs else []
+    pat = re.compile(r"(?:template\s*<(?P<tparams>[^{;]*?)>\s*)?(?:extern\s+\"C\"\s+)?(?:static\s+)?"
+                     r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+"
+                     r"(?:__launch_bounds__\s*\([^)]*\)\s*)?" + re.escape(base) + r"\s*\((?P<params>[^)]*)\)", re.S)
+    m = pat.search(_strip_comments(source))
+    if not m:
+        return None
+    subst = {}
+    if m["tparams"] and targs:
+        for tp, arg in zip(_split_args(m["tparams"]), targs):
+            words = re.sub(r"=.*", "", tp).split()
+            if words:
+                subst[words[-1]] = arg.strip()
+    params = []
+    for raw in _split_args(m["params"]):
+        raw = re.sub(r"=.*", "", raw).strip()
+        if not raw or raw == "void":
+            continue
+        mm = re.match(r"(.*?)([A-Za-z_]\w*)\s*(\[\s*\])?$", raw, re.S)
+        if not mm:
+            return None
+        ctype, pname = mm[1].strip(), mm[2]
+        pointer = "*" in ctype or bool(mm[3])
+        for k, v in subst.items():
+            ctype = re.sub(rf"\b{re.escape(k)}\b", v, ctype)
+        const = bool(re.search(r"\bconst\b", ctype.split("*")[0]))
+        base = " ".join(_QUALIFIERS.sub(" ", ctype.replace("*", " ").replace("&", " ")).split())
+        base = base.replace("std::", "")
+        params.append(Param(" ".join(ctype.split()), pname, pointer, const, base))
+    return params
+
+
+def _strip_comments(src):
+    return re.sub(r"//[^\n]*|/\*.*?\*/", "", src, flags=re.S)
+
+
+def _split_args(text):
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "<([" 
+        depth -= ch in ">)]"
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur)
+    return [x.strip() for x in out]
+
+
+# ----------------------------------------------------------------------------- configuration
+
+def dim3(value, what) -> tuple:
+    if isinstance(value, (int, np.integer)):
+        value = (int(value),)
+    try:
+        dims = tuple(int(v) for v in value)
+    except TypeError:
+        raise LaunchError(f"{what} must be an int or a tuple of up to 3 ints, not {value!r}",
+                          hint=f"e.g. {what}=(32, 8)") from None
+    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
+        raise LaunchError(f"{what}={value!r}: every dimension must be at least 1 (and at most 3 dimensions)",
+                          hint="compute the grid with ceiling division: (n + TILE - 1) // TILE")
+    return dims + (1,) * (3 - len(dims))
+
+
+def check_config(grid, block, shared_mem=0, *, static_shared=0, maxntid=None, limits=None, kernel="kernel"):
+    lim = {**DEFAULT_LIMITS, **(limits or {})}
+    g, b = dim3(grid, "grid"), dim3(block, "block")
+    threads = b[0] * b[1] * b[2]
+    if threads > lim["max_threads"]:
+        raise LaunchError(f"block {b[:2] if b[2] == 1 else b} has {threads} threads; a block can have at most {lim['max_threads']}",
+                          hint="use fewer threads per block and let each thread do more work (e.g. 32x8 threads for a 32x32 tile)")
+    for axis, (d, mx) in enumerate(zip(b, lim["max_block"])):
+        if d > mx:
+            raise LaunchError(f"block dimension {'xyz'[axis]} = {d} exceeds the maximum {mx}")
+    for axis, (d, mx) in enumerate(zip(g, lim["max_grid"])):
+        if d > mx:
+            raise LaunchError(f"grid dimension {'xyz'[axis]} = {d} exceeds the maximum {mx}",
+                              hint="put the long dimension on x (up to 2**31-1 blocks), or loop inside the kernel")
+    if maxntid is not None and threads > int(np.prod(maxntid)):
+        raise LaunchError(f"{kernel} declares __launch_bounds__({int(np.prod(maxntid))}) but is launched with {threads} threads per block")
+    if not isinstance(shared_mem, (int, np.integer)) or shared_mem < 0:
+        raise LaunchError(f"shared_mem must be a number of bytes >= 0, not {shared_mem!r}")
+    total = static_shared + int(shared_mem)
+    if total > lim["shared_optin"]:
+        raise LaunchError(f"the kernel needs {total} bytes of shared memory per block ({static_shared} static + "
+                          f"{shared_mem} dynamic); this GPU allows at most {lim['shared_optin']}",
+                          hint="use a smaller tile, or a narrower element type")
+    return g, b
+
+
+# ----------------------------------------------------------------------------- arguments
+
+def is_array(x):
+    return hasattr(x, "__cuda_array_interface__") or isinstance(x, np.ndarray)
+
+
+def check_args(args, ptx_params, signature: list[Param] | None, kernel="kernel"):
+    """Validate arguments; return them with Python numbers converted to numpy scalars."""
+    if not isinstance(args, (tuple, list)):
+        raise ArgumentError(f"args must be a tuple of kernel arguments, not {type(args).__name__}",
+                            hint="like CuPy: kernel(grid, block, (out, inp, np.int32(n)))")
+    sig_text = ", ".join(p.ctype + " " + p.name for p in signature) if signature else None
+    if len(args) != len(ptx_params):
+        raise ArgumentError(
+            f"{kernel} takes {len(ptx_params)} argument(s)" + (f" ({sig_text})" if sig_text else "")
+            + f" but {len(args)} were given", hint="pass them in the order of the kernel's parameter list")
+    out = []
+    for i, (arg, (pname, ptype, psize, _)) in enumerate(zip(args, ptx_params)):
+        p = signature[i] if signature and i < len(signature) else None
+        label = f"argument {i}" + (f" '{p.name}' ({p.ctype})" if p else "")
+        pointer = p.pointer if p else (ptype in ("u64", "b64") and is_array(arg))
+        if pointer:
+            out.append(_check_pointer(arg, p, label))
+        else:
+            out.append(_check_scalar(arg, p, ptype, psize, label))
+    return out
+
+
+def _check_pointer(arg, p, label):
+    if not is_array(arg):
+        raise ArgumentError(f"{label} is a pointer, so it needs an array, not {type(arg).__name__}",
+                            hint="pass a numpy or CuPy array")
+    flags = getattr(arg, "flags", None)
+    if flags is not None and not flags["C_CONTIGUOUS"]:
+        raise ArgumentError(f"{label}: the array is not contiguous in memory (a transposed view or a slice?)",
+                            hint="pass np.ascontiguousarray(a): a kernel sees only raw memory, not numpy's strides")
+    want = p.dtype if p else None
+    if want is not None and p.base not in ("unsigned char", "uint8_t", "char", "void") and want.itemsize != arg.dtype.itemsize:
+        raise ArgumentError(
+            f"{label}: got a {arg.dtype} array, but the kernel reads {want.itemsize}-byte {p.base} values "
+            f"and would misread every element", hint=f"convert with a.astype(np.{want.name}), or use the kernel for {arg.dtype}")
+    if want is not None and want.itemsize == arg.dtype.itemsize and want.kind == "f" and arg.dtype.kind in "iu":
+        raise ArgumentError(f"{label}: got an integer ({arg.dtype}) array where the kernel expects {p.base}",
+                            hint=f"a.astype(np.{want.name}) converts the values; a.view(np.{want.name}) only relabels the bits")
+    return arg
+
+
+def _check_scalar(arg, p, ptype, psize, label):
+    if is_array(arg) and getattr(arg, "ndim", 0) > 0:
+        raise ArgumentError(f"{label} is a scalar parameter but got an array",
+                            hint="pass a number, e.g. np.int32(n)")
+    want = p.dtype if p and p.dtype is not None else _ptx_dtype(ptype, psize)
+    if want is None:  # a struct passed by value: pass the bytes through
+        return arg
+    if isinstance(arg, (bool, int, float, np.number, np.bool_)):
+        if want.kind in "iu" and isinstance(arg, (float, np.floating)) and float(arg) != int(arg):
+            raise ArgumentError(f"{label} is an integer parameter but got {arg!r}", hint="pass an int")
+        if want.kind in "iu":
+            info = np.iinfo(want)
+            if not info.min <= int(arg) <= info.max:
+                raise ArgumentError(f"{label}: {arg} does not fit in {want}",
+                                    hint="the value overflows the parameter type; use a 64-bit parameter (long long / size_t)")
+        return np.asarray(arg).astype(want)[()]
+    raise ArgumentError(f"{label} needs a number, not {type(arg).__name__}")
+
+
+def _ptx_dtype(ptype, size):
+    return {"u32": np.dtype(np.uint32), "s32": np.dtype(np.int32), "b32": np.dtype(np.uint32),
+            "u64": np.dtype(np.uint64), "s64": np.dtype(np.int64), "b64": np.dtype(np.uint64),
+            "f32": np.dtype(np.float32), "f64": np.dtype(np.float64), "u16": np.dtype(np.uint16),
+            "s16": np.dtype(np.int16), "u8": np.dtype(np.uint8), "s8": np.dtype(np.int8)}.get(ptype)

@@ -1,0 +1,257 @@
+"""NVRTC and CuPy internals, kept in one place.
+
+What this module does:
+- compiles CUDA C++ source in-process with NVRTC (through CuPy's bindings, which load the
+  ``nvidia-cuda-nvrtc`` wheel, so no CUDA toolkit and no GPU are needed) to PTX with line
+  information, which is what the CPU simulator interprets;
+- on a machine with a GPU, also compiles to a CUBIN for that exact device (``sm_XY``), so the
+  driver never has to JIT PTX that is newer than itself — the usual reason CUDA notebooks break
+  on Colab;
+- caches results in memory and on disk, keyed by everything that can change the output;
+- turns NVRTC's log into :class:`~course_lib.errors.CompileError` with line, column and caret;
+- answers "is there a usable GPU?" and the device's properties.
+
+What it does not do: launch kernels (``gpu.py``), validate arguments (``launch.py``) or
+simulate (``sim/``).
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import CompileError, NoGPUError, caret_excerpt
+
+# The simulator models Volta..Hopper memory rules and is validated on an H100, so without a
+# GPU we ask NVRTC for PTX of that machine.
+SIMULATED_ARCH = 90
+CACHE_DIR = Path(os.environ.get("COURSE_LIB_CACHE", Path.home() / ".cache" / "course_lib"))
+
+
+@dataclass
+class Compiled:
+    """What one NVRTC compilation produced."""
+    ptx: str
+    cubin: bytes | None
+    lowered_names: dict[str, str]
+    log: str
+    arch: int
+    entries: list[str] = field(default_factory=list)
+
+
+def _nvrtc():
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise CompileError(
+            "NVRTC is not available: CuPy is not installed.",
+            hint="pip install cupy-cuda12x nvidia-cuda-nvrtc-cu12  (or: pip install -e . in the course folder)",
+        ) from exc
+    return nvrtc
+
+
+@functools.lru_cache(maxsize=1)
+def nvrtc_version() -> tuple[int, int]:
+    try:
+        return tuple(_nvrtc().getVersion())
+    except Exception as exc:  # the wheel is missing: say what to install
+        raise CompileError(
+            f"NVRTC could not be loaded ({exc}).",
+            hint="pip install nvidia-cuda-nvrtc-cu12 (it ships libnvrtc, no CUDA toolkit needed)",
+        ) from exc
+
+
+@functools.lru_cache(maxsize=1)
+def supported_archs() -> tuple[int, ...]:
+    try:
+        return tuple(int(a) for a in _nvrtc().getSupportedArchs())
+    except Exception:
+        return (SIMULATED_ARCH,)
+
+
+def simulation_arch() -> int:
+    archs = supported_archs()
+    return SIMULATED_ARCH if SIMULATED_ARCH in archs else max(a for a in archs if a <= SIMULATED_ARCH)
+
+
+# ----------------------------------------------------------------------------- GPU detection
+
+@functools.lru_cache(maxsize=1)
+def gpu_available() -> bool:
+    """True when CuPy sees a CUDA device we can run on. ``COURSE_LIB_BACKEND=sim`` forces False."""
+    if os.environ.get("COURSE_LIB_BACKEND", "").lower() in ("sim", "cpu", "simulator"):
+        return False
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    name: str
+    arch: int                 # e.g. 90 for sm_90
+    sm_count: int
+    peak_bandwidth: float     # bytes/s, from memory clock and bus width (DDR: x2)
+    l2_bytes: int
+    max_threads_per_block: int
+    max_block_dims: tuple
+    max_grid_dims: tuple
+    shared_per_block: int     # default limit without opt-in
+    shared_per_block_optin: int
+    memory_bytes: int
+
+
+@functools.lru_cache(maxsize=1)
+def device_info() -> DeviceInfo:
+    if not gpu_available():
+        raise NoGPUError("No NVIDIA GPU is available on this machine.",
+                         hint="use the simulator backend: course_lib.Simulator()")
+    import cupy
+    dev = cupy.cuda.Device()
+    p = cupy.cuda.runtime.getDeviceProperties(dev.id)
+    attrs = dev.attributes
+    clock_khz = attrs.get("MemoryClockRate") or p.get("memoryClockRate", 0)
+    bus_bits = attrs.get("GlobalMemoryBusWidth") or p.get("memoryBusWidth", 0)
+    name = p["name"].decode() if isinstance(p["name"], bytes) else str(p["name"])
+    return DeviceInfo(
+        name=name, arch=int(p["major"]) * 10 + int(p["minor"]), sm_count=int(p["multiProcessorCount"]),
+        peak_bandwidth=2.0 * clock_khz * 1e3 * bus_bits / 8, l2_bytes=int(p.get("l2CacheSize", 0)),
+        max_threads_per_block=int(p["maxThreadsPerBlock"]), max_block_dims=tuple(p["maxThreadsDim"]),
+        max_grid_dims=tuple(p["maxGridSize"]), shared_per_block=int(p["sharedMemPerBlock"]),
+        shared_per_block_optin=int(attrs.get("MaxSharedMemoryPerBlockOptin", p["sharedMemPerBlock"])),
+        memory_bytes=int(p.get("totalGlobalMem", 0)))
+
+
+# ----------------------------------------------------------------------------- compiling
+
+_memory_cache: dict[str, Compiled] = {}
+
+
+def _cache_key(source, options, names, arch, want_cubin) -> str:
+    blob = json.dumps([source, list(options), list(names), arch, want_cubin, nvrtc_version()])
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def _disk_load(key) -> Compiled | None:
+    meta = CACHE_DIR / f"{key}.json"
+    try:
+        d = json.loads(meta.read_text())
+        cubin = (CACHE_DIR / f"{key}.cubin").read_bytes() if d.pop("has_cubin") else None
+        return Compiled(cubin=cubin, **d)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def _disk_store(key, c: Compiled) -> None:
+    try:
+        CACHE_DIR.mkdir(parents=True, exist_ok=True)
+        d = dict(ptx=c.ptx, lowered_names=c.lowered_names, log=c.log, arch=c.arch,
+                 entries=c.entries, has_cubin=c.cubin is not None)
+        if c.cubin is not None:
+            (CACHE_DIR / f"{key}.cubin").write_bytes(c.cubin)
+        tmp = CACHE_DIR / f"{key}.json.tmp{os.getpid()}"
+        tmp.write_text(json.dumps(d))
+        tmp.replace(CACHE_DIR / f"{key}.json")
+    except OSError:
+        pass  # a read-only home (some JupyterHubs) only costs speed
+
+
+def compile_source(source: str, *, options=(), name_expressions=(), filename="kernel.cu",
+                   arch: int | None = None, want_cubin: bool = False) -> Compiled:
+    """Compile with NVRTC. ``arch`` defaults to the simulated H100 (PTX only) or, with
+    ``want_cubin``, the current GPU. Always adds ``-lineinfo`` so PTX maps back to source lines."""
+    if arch is None:
+        arch = device_info().arch if want_cubin else simulation_arch()
+    opts = [o for o in options if not o.startswith(("--gpu-architecture", "-arch"))]
+    opts += ["-lineinfo", f"--gpu-architecture={'sm' if want_cubin else 'compute'}_{arch}"]
+    key = _cache_key(source, opts, name_expressions, arch, want_cubin) + "-" + _safe(filename)
+    if key in _memory_cache:
+        return _memory_cache[key]
+    hit = _disk_load(key)
+    if hit is None:
+        hit = _compile_now(source, opts, name_expressions, filename, arch, want_cubin)
+        _disk_store(key, hit)
+    _memory_cache[key] = hit
+    return hit
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(name))[:40]
+
+
+def _compile_now(source, opts, names, filename, arch, want_cubin) -> Compiled:
+    nvrtc = _nvrtc()
+    nvrtc_version()  # raises a clear error if the library is missing
+    prog = nvrtc.createProgram(source, filename, [], [])
+    try:
+        for n in names:
+            nvrtc.addNameExpression(prog, n)
+        try:
+            nvrtc.compileProgram(prog, list(opts))
+        except nvrtc.NVRTCError:
+            raise compile_error(source, nvrtc.getProgramLog(prog), filename) from None
+        log = nvrtc.getProgramLog(prog)
+        ptx = nvrtc.getPTX(prog)
+        ptx = ptx.decode() if isinstance(ptx, bytes) else ptx
+        ptx = ptx.rstrip("\x00")
+        cubin = bytes(nvrtc.getCUBIN(prog)) if want_cubin else None
+        lowered = {n: _decode(nvrtc.getLoweredName(prog, n)) for n in names}
+    finally:
+        nvrtc.destroyProgram(prog)
+    entries = re.findall(r"\.entry\s+([\w$]+)\s*\(", ptx)
+    return Compiled(ptx=ptx, cubin=cubin, lowered_names=lowered, log=log, arch=arch, entries=entries)
+
+
+def _decode(s):
+    return s.decode() if isinstance(s, bytes) else s
+
+
+_DIAG = re.compile(r"^(?P<file>.*?)\((?P<line>\d+)\): (?P<kind>error|warning|catastrophic error)\s*(?P<code>#\w+-\w)?:?\s*(?P<msg>.*)$")
+
+
+def compile_error(source: str, log: str, filename: str) -> CompileError:
+    """Turn NVRTC's log into one readable error: the first error with its caret, then a count."""
+    lines = (log or "").splitlines()
+    diags = []
+    for i, text in enumerate(lines):
+        m = _DIAG.match(text)
+        if not m or m["kind"] == "warning":
+            continue
+        line, col = int(m["line"]), None
+        # NVRTC echoes the source line indented by two spaces, then a caret line.
+        if i + 2 < len(lines) and lines[i + 2].strip() == "^":
+            col = lines[i + 2].index("^") - 1
+        diags.append((line, col, m["msg"].strip()))
+    if not diags:
+        return CompileError(f"NVRTC could not compile {filename}:\n{log.strip()}", log=log)
+    line, col, msg = diags[0]
+    where = f"{filename}, line {line}" + (f", column {col}" if col else "")
+    text = [f"{msg}  ({where})", caret_excerpt(source, line, col, os.path.basename(filename))]
+    if len(diags) > 1:
+        more = "; ".join(f"line {ln}: {m}" for ln, _, m in diags[1:4])
+        text.append(f"  {len(diags) - 1} more error(s) — {more}")
+    src_lines = source.splitlines()
+    return CompileError("\n".join(t for t in text if t), diagnostics=diags, log=log,
+                        hint=_hint_for(msg),
+                        filename=filename, line=None,
+                        source_line=src_lines[line - 1] if 0 < line <= len(src_lines) else None)
+
+
+def _hint_for(msg: str) -> str | None:
+    m = msg.lower()
+    if "expected a \";\"" in m:
+        return "a statement is missing its ';' — often on the line before the caret."
+    if "is undefined" in m:
+        return "check the spelling, and that the variable is declared before this line and in this scope."
+    if "cannot be assigned to an entity of type" in m or "argument of type" in m:
+        return "the types do not match; check pointer types (float* vs double*) and casts."
+    if "cannot open source file" in m:
+        return ("NVRTC finds files in kernels/ and, if the nvidia-cuda-runtime-cu12 wheel is installed, "
+                "CUDA's headers; for moving 16-bit values a transpose can use unsigned short instead of __half.")
+    return None

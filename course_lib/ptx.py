@@ -1,0 +1,390 @@
+"""Parse the PTX that NVRTC emits into plain data the simulator can execute.
+
+What it handles: module-level variables (``.global``/``.const``/``.shared`` with initialisers),
+``.entry`` kernels with their parameters and performance directives (``.maxntid``), register
+declarations (``%r<25>``), ``.shared``/``.local`` declarations inside a kernel, labels, scoped
+``{ }`` blocks (inline asm, call sequences), predicated instructions, vector operands and
+``.loc`` line information, including ``inlined_at`` so a line inside an inlined header maps
+back to the student's own line.
+
+What it does not do: check that the PTX is valid (NVRTC produced it), or know what any
+instruction means — that is ``sim/alu.py`` and ``sim/executor.py``.
+"""
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# Register and memory types: name -> (storage width in bytes, numpy view type).
+TYPES = {
+    "pred": (1, np.bool_),
+    "b8": (1, np.uint8), "u8": (1, np.uint8), "s8": (1, np.int8),
+    "b16": (2, np.uint16), "u16": (2, np.uint16), "s16": (2, np.int16),
+    "f16": (2, np.float16), "bf16": (2, np.uint16),
+    "b32": (4, np.uint32), "u32": (4, np.uint32), "s32": (4, np.int32), "f32": (4, np.float32),
+    "f16x2": (4, np.uint32), "bf16x2": (4, np.uint32),
+    "b64": (8, np.uint64), "u64": (8, np.uint64), "s64": (8, np.int64), "f64": (8, np.float64),
+    "b128": (16, None),
+}
+SPACES = ("global", "shared", "local", "param", "const", "generic")
+
+
+@dataclass(frozen=True)
+class Operand:
+    kind: str                 # reg | imm | special | addr | vec | symbol | label | sink
+    name: str | None = None   # register, special register, symbol or label name
+    value: object = None      # immediate (int/float/raw text) or address offset
+    items: tuple = ()         # vector elements
+    negated: bool = False     # '!%p' predicate operands
+
+
+@dataclass
+class Instruction:
+    index: int
+    opcode: str
+    mods: tuple
+    operands: tuple
+    guard: tuple | None       # (predicate register, negated) or None
+    line: int                 # source line in the student's file (0 = unknown)
+    text: str
+
+    @property
+    def type(self) -> str | None:
+        """The instruction's data type: the last type-like modifier (add.s32 -> 's32')."""
+        for m in reversed(self.mods):
+            if m in TYPES:
+                return m
+        return None
+
+
+@dataclass
+class Variable:
+    name: str
+    space: str
+    size: int
+    align: int
+    init: bytes | None = None
+
+
+@dataclass
+class Kernel:
+    name: str
+    params: list               # [(name, type, size, align)]
+    registers: dict            # name -> type
+    variables: dict            # name -> Variable, kernel-scoped (.shared demoted, .local depot)
+    instructions: list
+    labels: dict               # label -> instruction index
+    maxntid: tuple | None = None
+    extern_shared_align: int = 0
+
+
+@dataclass
+class Module:
+    kernels: dict = field(default_factory=dict)
+    variables: dict = field(default_factory=dict)   # module-scope .global/.const/.shared
+    files: dict = field(default_factory=dict)       # file id -> path
+    version: str = ""
+    target: str = ""
+
+
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_LABEL = re.compile(r"^([$%\w.]+):(?!:)")
+_REGDECL = re.compile(r"\.reg\s+\.(\w+)\s+(.+)")
+_VARDECL = re.compile(r"(?:\.(?:visible|extern|weak)\s+)*\.(global|const|shared|local)\s+(.*)")
+_ENTRY = re.compile(r"(?:\.(?:visible|weak|extern)\s+)*\.entry\s+([\w$]+)\s*\((.*?)\)(.*)", re.S)
+_LOC = re.compile(r"\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:.*?inlined_at\s+(\d+)\s+(\d+)\s+(\d+))?")
+
+
+def parse(text: str, main_file: str | None = None) -> Module:
+    """Parse a whole PTX module. ``main_file`` names the student's source (for .loc mapping)."""
+    mod = Module()
+    mod.files = {int(m[1]): m[2] for m in re.finditer(r'\.file\s+(\d+)\s+"([^"]*)"', text)}
+    main_ids = _main_file_ids(mod.files, main_file)
+    kernel = None
+    depth = 0
+    line = 0
+    for kind, payload in _statements(_COMMENT.sub("", text)):
+        if kind == "loc":
+            line = _loc_line(payload, main_ids, line)
+        elif kind == "open":
+            depth += 1
+        elif kind == "close":
+            depth -= 1
+            if depth == 0 and kernel is not None:
+                _resolve_labels(kernel)
+                mod.kernels[kernel.name] = kernel
+                kernel = None
+        elif kind == "header":
+            m = _ENTRY.match(payload)
+            if m:
+                kernel = Kernel(m[1], _params(m[2]), {}, {}, [], {}, maxntid=_maxntid(m[3]))
+                line = 0
+            # a non-entry .func body is kept out of the kernel (calls to it are unsupported)
+        elif kind == "label":
+            if kernel is not None:
+                kernel.labels[payload] = len(kernel.instructions)
+        elif kind == "stmt":
+            if kernel is None:
+                _module_statement(mod, payload)
+            else:
+                _kernel_statement(kernel, payload, line)
+    return mod
+
+
+def _main_file_ids(files, main_file):
+    if not files:
+        return set()
+    if main_file:
+        base = main_file.replace("\\", "/").rsplit("/", 1)[-1]
+        ids = {i for i, p in files.items() if p.replace("\\", "/").rsplit("/", 1)[-1] == base}
+        if ids:
+            return ids
+    return {min(files)}
+
+
+def _loc_line(payload, main_ids, current):
+    m = _LOC.match(payload)
+    if not m:
+        return current
+    fid, ln = int(m[1]), int(m[2])
+    if fid not in main_ids and m[4] is not None:
+        fid, ln = int(m[4]), int(m[5])
+    if fid in main_ids and ln > 0:
+        return ln
+    return current  # line 0 or a header line: keep attributing to the last known student line
+
+
+def _statements(text):
+    """Yield (kind, payload): loc, open, close, label, header, stmt — in source order."""
+    pending = ""
+    lines = iter(text.splitlines())
+    for raw in lines:
+        s = raw.strip()
+        if not s:
+            continue
+        if not pending and s.startswith((".loc", ".file")):
+            if s.startswith(".loc"):
+                yield "loc", s
+            continue
+        if not pending and s.startswith((".version", ".target", ".address_size")):
+            yield "stmt", s.rstrip(";")   # these directives end at the line, not at a ';'
+            continue
+        if not pending and s.startswith(".section"):
+            _skip_section(s, lines)
+            continue
+        while s:
+            if not pending:
+                if s[0] in "{}":
+                    yield ("open" if s[0] == "{" else "close"), None
+                    s = s[1:].strip()
+                    continue
+                m = _LABEL.match(s)
+                if m:
+                    yield "label", m[1]
+                    s = s[m.end():].strip()
+                    continue
+            end, header = _statement_end(pending + " " + s if pending else s)
+            full = pending + " " + s if pending else s
+            if end is None:
+                pending = full
+                break
+            stmt, s = full[:end].strip(), full[end + 1:].strip()
+            pending = ""
+            if header:
+                yield "header", stmt
+                yield "open", None
+            else:
+                yield "stmt", stmt.rstrip(";").strip()
+
+
+def _statement_end(s):
+    """Index of the ';' ending a statement, or of the '{' opening a function body."""
+    braces = parens = 0
+    is_func = re.match(r"(?:\.(?:visible|weak|extern)\s+)*\.(?:entry|func)\b", s) is not None
+    for i, ch in enumerate(s):
+        if ch == "(":
+            parens += 1
+        elif ch == ")":
+            parens -= 1
+        elif ch == "{":
+            if is_func and parens == 0 and braces == 0:
+                return i, True
+            braces += 1
+        elif ch == "}":
+            braces -= 1
+        elif ch == ";" and braces == 0 and parens == 0:
+            return i, False
+    return None, False
+
+
+def _skip_section(first, lines):
+    depth = first.count("{") - first.count("}")
+    for raw in lines:
+        depth += raw.count("{") - raw.count("}")
+        if depth <= 0 and "}" in raw:
+            return
+
+
+def _params(text):
+    out = []
+    for p in filter(None, (x.strip() for x in text.split(","))):
+        m = re.match(r"\.param\s+(?:\.align\s+(\d+)\s+)?\.(\w+)\s+([\w$]+)(?:\[(\d+)\])?", p)
+        if m:
+            align, ty, name, count = m.groups()
+            size = TYPES[ty][0] * (int(count) if count else 1)
+            out.append((name, ty, size, int(align) if align else TYPES[ty][0]))
+    return out
+
+
+def _maxntid(text):
+    m = re.search(r"\.(?:maxntid|reqntid)\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?", text)
+    return tuple(int(v or 1) for v in m.groups()) if m else None
+
+
+def _variable(text, space) -> Variable | None:
+    m = re.match(r"(?:\.align\s+(\d+)\s+)?\.(\w+)\s+([\w$]+)(?:\[(\d*)\])*\s*(?:=\s*(.*))?$", text.strip(), re.S)
+    if not m:
+        return None
+    align, ty, name, count, init = m.groups()
+    dims = [int(d) if d else 0 for d in re.findall(r"\[(\d*)\]", text.split("=")[0])]
+    width = TYPES[ty][0]
+    size = width * int(np.prod(dims)) if dims else width
+    data = None
+    if init is not None:
+        values = [_int_literal(v) for v in re.findall(r"[-\w.]+", init)]
+        data = b"".join(int(v).to_bytes(width, "little", signed=v < 0) for v in values)
+        data = data.ljust(size, b"\0")
+    return Variable(name, space, size, int(align) if align else width, data)
+
+
+def _module_statement(mod, stmt):
+    if stmt.startswith(".version"):
+        mod.version = stmt.split()[1]
+    elif stmt.startswith(".target"):
+        mod.target = stmt.split()[1]
+    else:
+        m = _VARDECL.match(stmt)
+        if m and ".func" not in stmt:
+            v = _variable(m[2], m[1])
+            if v:
+                mod.variables[v.name] = v
+
+
+def _kernel_statement(kernel, stmt, line):
+    if stmt.startswith("."):
+        m = _REGDECL.match(stmt)
+        if m:
+            for item in m[2].split(","):
+                item = item.strip()
+                rng = re.match(r"(%?[\w$]+)<(\d+)>", item)
+                names = [f"{rng[1]}{i}" for i in range(int(rng[2]))] if rng else [item]
+                for n in names:
+                    kernel.registers[n] = m[1]
+            return
+        m = _VARDECL.match(stmt)
+        if m:
+            v = _variable(m[2], m[1])
+            if v:
+                if v.size == 0 and m[1] == "shared":  # extern __shared__ x[]
+                    kernel.extern_shared_align = max(kernel.extern_shared_align, v.align)
+                kernel.variables[v.name] = v
+        return  # .pragma, .param inside call sequences: no effect on execution
+    guard = None
+    g = re.match(r"@(!?)(%[\w$]+)\s+", stmt)
+    if g:
+        guard = (g[2], g[1] == "!")
+        stmt = stmt[g.end():]
+    head, _, rest = stmt.partition(" ") if " " in stmt or "\t" in stmt else (stmt, "", "")
+    head = stmt.split(None, 1)[0]
+    rest = stmt[len(head):].strip()
+    opcode, *mods = head.split(".")
+    kernel.instructions.append(Instruction(len(kernel.instructions), opcode, tuple(mods),
+                                           tuple(_operands(rest)), guard, line, stmt))
+
+
+def _resolve_labels(kernel):
+    pass  # labels already map to instruction indices; kept for symmetry with future passes
+
+
+def _split_top(text, sep=","):
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "{[(":
+            depth += 1
+        elif ch in "}])":
+            depth -= 1
+        if ch == sep and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts
+
+
+def _operands(text):
+    if text.startswith("("):  # call.uni (retval), func, (params)
+        return [Operand("raw", value=text)]
+    return [_operand(p) for p in _split_top(text)]
+
+
+def _operand(p) -> Operand:
+    p = p.strip()
+    if p.startswith("{"):
+        return Operand("vec", items=tuple(_operand(x) for x in _split_top(p[1:-1])))
+    if p.startswith("["):
+        inner = p[1:-1].replace(" ", "")
+        m = re.match(r"^([%\w$.]+)?(?:\+?(-?(?:0x[0-9a-fA-F]+|\d+)))?$", inner)
+        if not m:
+            return Operand("addr", name=inner, value=0)
+        base, off = m.groups()
+        if base and re.fullmatch(r"-?(0x[0-9a-fA-F]+|\d+)", base):
+            return Operand("addr", name=None, value=_int_literal(base))
+        return Operand("addr", name=base, value=_int_literal(off) if off else 0)
+    if p == "_":
+        return Operand("sink")
+    if p.startswith("!%"):
+        return Operand("reg", name=p[1:], negated=True)
+    if "|" in p:
+        a, b = p.split("|")
+        return Operand("vec", items=(_operand(a), _operand(b)), value="pair")
+    if p.startswith("%"):
+        base = p.split(".")[0]
+        special = base in _SPECIALS or base.startswith(("%envreg", "%lanemask"))
+        return Operand("special" if special else "reg", name=p)
+    if re.fullmatch(r"0[fF][0-9a-fA-F]{8}", p):
+        return Operand("imm", value=struct.unpack("<f", int(p[2:], 16).to_bytes(4, "little"))[0])
+    if re.fullmatch(r"0[dD][0-9a-fA-F]{16}", p):
+        return Operand("imm", value=struct.unpack("<d", int(p[2:], 16).to_bytes(8, "little"))[0])
+    if re.fullmatch(r"-?(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9]\d*)[uU]?", p):
+        return Operand("imm", value=_int_literal(p))
+    if re.fullmatch(r"-?\d+\.\d*(e[-+]?\d+)?", p):
+        return Operand("imm", value=float(p))
+    if p.startswith("$L") or p.startswith("L__"):
+        return Operand("label", name=p)
+    return Operand("symbol", name=p)
+
+
+def _int_literal(s: str) -> int:
+    s = s.rstrip("uU")
+    neg = s.startswith("-")
+    s = s.lstrip("-")
+    if s[:2].lower() == "0x":
+        v = int(s, 16)
+    elif s[:2].lower() == "0b":
+        v = int(s, 2)
+    elif len(s) > 1 and s[0] == "0":
+        v = int(s, 8)
+    else:
+        v = int(s)
+    return -v if neg else v
+
+
+_SPECIALS = {"%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid",
+             "%nsmid", "%gridid", "%clock", "%clock64", "%globaltimer", "%globaltimer_lo",
+             "%globaltimer_hi", "%dynamic_smem_size", "%total_smem_size", "%clock_hi",
+             "%cluster_ctarank", "%cluster_nctarank", "%is_explicit_cluster"}

@@ -1,0 +1,56 @@
+"""The CPU simulator: run the PTX NVRTC emitted for a kernel, with exact memory metrics.
+
+Modules: ``executor`` (scheduling, barriers, limits), ``instructions`` and ``access``
+(one closure per PTX instruction), ``alu`` (arithmetic semantics), ``memory`` (address
+spaces), ``metrics`` (Nsight Compute's counting rules), ``races`` (racecheck), ``calls``
+(printf, assert), ``state`` (per-batch registers), ``result`` (SimRun).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .executor import Program
+from .memory import GlobalMemory
+from .result import SimRun
+
+__all__ = ["simulate", "SimRun"]
+
+
+def simulate(fn, grid, block, args, shared_mem=0, **options) -> SimRun:
+    """Simulate ``fn`` (a course_lib Function) with already-checked arguments."""
+    kernel = fn.kernel
+    memory = GlobalMemory()
+    params = bytearray()
+    offsets = {}
+    write_back = []
+    for i, (arg, (pname, ptype, psize, palign)) in enumerate(zip(args, kernel.params)):
+        start = -(-len(params) // palign) * palign
+        params.extend(b"\0" * (start - len(params)))
+        offsets[pname] = start
+        if hasattr(arg, "__cuda_array_interface__") and not isinstance(arg, np.ndarray):
+            host = arg.get()  # a CuPy array: simulate on a host copy, then copy back
+            write_back.append((arg, host))
+            arg = host
+        if isinstance(arg, np.ndarray):
+            p = fn.signature[i] if fn.signature and i < len(fn.signature) else None
+            label = f"argument {i}" + (f" '{p.name}'" if p else "") + f" ({'x'.join(map(str, arg.shape))} {arg.dtype})"
+            raw = memory.add(p.name if p else f"arg{i}", arg, label=label).to_bytes(8, "little")
+        else:
+            raw = np.asarray(arg).tobytes()
+        params.extend(raw[:psize].ljust(psize, b"\0"))
+    program = Program(fn.module.parsed, kernel, grid=grid, block=block, params=bytes(params),
+                      param_offsets=offsets, globals_=memory, dynamic_shared=int(shared_mem),
+                      source=fn.module.code, filename=fn.module.filename, **_trace(options, grid))
+    run = program.run()
+    for dev, host in write_back:
+        dev.set(host)
+    return run
+
+
+def _trace(options, grid):
+    tb = options.pop("trace_block", (0, 0, 0))
+    if isinstance(tb, (tuple, list)):
+        tb = tuple(tb) + (0,) * (3 - len(tb))
+        tb = tb[0] + tb[1] * grid[0] + tb[2] * grid[0] * grid[1]
+    options["trace_block"] = int(tb)
+    return options

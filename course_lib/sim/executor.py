@@ -1,0 +1,350 @@
+"""The SIMT scheduler: run a kernel's PTX over a whole grid with numpy.
+
+Mechanism. Blocks are run in batches (about a million threads at a time, to bound memory).
+Within a batch every thread has a program counter. While all live threads share one PC the
+batch is *converged* and each instruction is one numpy operation over all of them. A branch
+that splits them switches to per-thread PCs: the scheduler then always runs the lowest PC
+among runnable threads, for exactly the threads at that PC, which re-converges structured
+code at the join point (the threads that went ahead wait there until the others catch up),
+and the batch becomes converged again once every live thread is at one PC.
+
+``bar.sync`` parks threads until no thread of the batch can run; then every block whose
+waiting threads are all at the same barrier is released (threads that have exited do not
+count, as on Volta and later). Threads of one block waiting at *different* barriers raise
+:class:`BarrierError` — on a GPU that hangs or silently mis-synchronises. An instruction
+budget and a wall-clock limit turn infinite loops into :class:`SimulationLimit`.
+
+Limits: warps execute in lock-step, so timing-dependent bugs show up only as the races the
+race detector reports, not as wrong values; calls other than printf/assert are unsupported.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from ..errors import BarrierError, KernelError, SimulationLimit
+from .. import ptx as ptxmod
+from .instructions import build
+from .memory import SHARED_START, GlobalMemory
+from .metrics import Counters
+from .races import RaceDetector
+from .result import Finding, SimRun
+from .state import Batch
+
+BIG = np.iinfo(np.int64).max
+BATCH_THREADS = 1 << 16   # measured: small batches stay in cache and reuse memory
+
+
+class Program:
+    """One simulated launch of one kernel: its code, memories, counters and findings."""
+
+    def __init__(self, module, kernel, *, grid, block, params: bytes, param_offsets: dict,
+                 globals_: GlobalMemory, dynamic_shared=0, source="", filename="kernel.cu",
+                 check_races=True, max_steps=100_000, timeout=120.0, trace_block=0,
+                 batch_threads=None, progress=None, echo=True):
+        self.module, self.kernel = module, kernel
+        self.grid, self.block = grid, block
+        self.threads_per_block = int(np.prod(block))
+        self.slots_per_block = -(-self.threads_per_block // 32) * 32
+        self.params, self.param_offsets = params, param_offsets
+        self.globals = globals_
+        self.source_lines = source.splitlines()
+        self.filename = filename
+        self.check_races = check_races
+        self.max_steps, self.timeout = max_steps, timeout
+        self.trace_block = trace_block
+        self.batch_threads = batch_threads or BATCH_THREADS
+        self.progress = progress
+        self.echo = echo
+        self.dynamic_shared = dynamic_shared
+        self._layout_memory()
+        self.counters = Counters(len(kernel.instructions))
+        self.exec_counts = np.zeros(len(kernel.instructions) + 1, np.int64)
+        self.accesses = []
+        self.findings: dict = {}
+        self.output: list[str] = []
+        self.printed_lines = 0
+        self.printf_dropped = 0
+        self.code = [build(ins, self) for ins in kernel.instructions]
+
+    # ------------------------------------------------------------------ layout
+    def _layout_memory(self):
+        offset = SHARED_START
+        self.shared_vars = {}
+        self.symbols = {}
+        shared = [v for v in list(self.module.variables.values()) + list(self.kernel.variables.values())
+                  if v.space == "shared"]
+        for v in (v for v in shared if v.size > 0):
+            offset = -(-offset // v.align) * v.align
+            self.symbols[v.name] = offset
+            self.shared_vars[demangle_local(v.name)] = (offset, v.size)
+            offset += v.size
+        for v in (v for v in shared if v.size == 0):  # extern __shared__: the dynamic part
+            offset = -(-offset // max(v.align, 16)) * max(v.align, 16)
+            self.symbols[v.name] = offset
+            self.shared_vars[demangle_local(v.name)] = (offset, self.dynamic_shared)
+        offset += self.dynamic_shared
+        self.shared_bytes = offset - SHARED_START
+        self.local_bytes = 0
+        for v in self.kernel.variables.values():
+            if v.space == "local":
+                self.symbols[v.name] = self.local_bytes
+                self.local_bytes += v.size
+        for v in self.module.variables.values():
+            if v.space in ("global", "const"):
+                data = np.frombuffer(bytearray(v.init or bytes(v.size)), np.uint8)
+                self.symbols[v.name] = self.globals.add(v.name, data, label=f"__{'device' if v.space == 'global' else 'constant'}__ variable '{v.name}'",
+                                                        writable=v.space == "global")
+
+    def symbol_address(self, name):
+        if name in self.symbols:
+            return self.symbols[name]
+        raise KernelError(f"the kernel refers to '{name}', which the simulator cannot place in memory")
+
+    def read_param(self, b, name, off, width, mask):
+        if name in self.param_offsets:
+            start = self.param_offsets[name] + off
+            raw = self.params[start:start + width].ljust(width, b"\0")
+            return np.frombuffer(raw, {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[width])[0]
+        return np.zeros((), {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[width])[()]
+
+    def new_race_detector(self, nblocks, tp):
+        if not self.check_races or self.shared_bytes == 0:
+            return None
+        widths = [ptxmod.TYPES[i.type][0] for i in self.kernel.instructions
+                  if i.opcode in ("ld", "st", "atom", "red") and i.type in ptxmod.TYPES and
+                  ("shared" in i.mods or not any(m in i.mods for m in ("global", "local", "param", "const")))]
+        granule = min([w for w in widths if w] + [4])
+        return RaceDetector(nblocks, self.shared_bytes, granule, tp)
+
+    # ------------------------------------------------------------------ naming threads and lines
+    def source_line(self, line):
+        if line and 0 < line <= len(self.source_lines):
+            return self.source_lines[line - 1]
+        return None
+
+    def thread_of(self, b, slot):
+        t = int(b.tlin[slot])
+        bx, by, _ = self.block
+        return (t % bx, (t // bx) % by, t // (bx * by))
+
+    def block_of(self, b, slot):
+        lin = int(b.block_of[slot]) + b.first
+        gx, gy, _ = self.grid
+        return (lin % gx, (lin // gx) % gy, lin // (gx * gy))
+
+    def block_coords(self, lin):
+        gx, gy, _ = self.grid
+        return (lin % gx, (lin // gx) % gy, lin // (gx * gy))
+
+    # ------------------------------------------------------------------ recording
+    def note(self, kind, ins, b, slot, message, count=1):
+        key = (kind, ins.index)
+        f = self.findings.get(key)
+        if f is None:
+            self.findings[key] = Finding(kind, ins.line, message, count, self.thread_of(b, slot), self.block_of(b, slot))
+        else:
+            f.count += count
+
+    def note_uninitialized(self, b, slots, ins, addrs):
+        self.note("uninitialized", ins, b, int(slots[0]),
+                  "reads shared memory that no thread of the block has written", count=len(slots))
+
+    def trace(self, b, ins, space, width, a2, act2, is_load):
+        blk = self.trace_block - b.first
+        if not 0 <= blk < b.nblocks:
+            return
+        if sum(1 for r in self.accesses if r["pc"] == ins.index) >= 8:
+            return
+        w0, w1 = blk * self.slots_per_block // 32, (blk + 1) * self.slots_per_block // 32
+        addr = np.where(act2[w0:w1], a2[w0:w1], -1)
+        self.accesses.append(dict(pc=ins.index, line=ins.line, space=space, width=width,
+                                  op="ld" if is_load else "st", addresses=addr))
+
+    def emit(self, text):
+        self.output.append(text)
+        self.printed_lines += 1
+        if self.echo:
+            sys.stdout.write(text)
+
+    def read_c_string(self, address, limit=4096):
+        located = self.globals.locate(np.array([address], np.uint64), 1)
+        if not isinstance(located, tuple):
+            return "<bad string pointer>"
+        which, off = located
+        data = self.globals.buffers[int(np.ravel(which)[0])].data
+        start = int(off[0])
+        end = start
+        while end < min(len(data), start + limit) and data[end] != 0:
+            end += 1
+        return bytes(data[start:end]).decode("utf-8", "replace")
+
+    # ------------------------------------------------------------------ running
+    def run(self) -> SimRun:
+        t0 = time.perf_counter()
+        self._deadline = t0 + self.timeout
+        total = int(np.prod(self.grid))
+        per_batch = max(1, self.batch_threads // self.slots_per_block)
+        with np.errstate(all="ignore"):
+            for first in range(0, total, per_batch):
+                b = Batch(self, first, min(per_batch, total - first))
+                self._run_batch(b)
+                if b.races is not None:
+                    self._collect_races(b)
+                if self.progress:
+                    self.progress(min(first + per_batch, total), total)
+        if self.printf_dropped and self.echo:
+            sys.stdout.write(f"... {self.printf_dropped} more printf line(s) not shown\n")
+        return SimRun(self, time.perf_counter() - t0)
+
+    def _run_batch(self, b):
+        code, n_code = self.code, len(self.code)
+        pc, pcs, waiting = 0, None, None
+        while True:
+            if pcs is None:
+                if b.all_alive:
+                    mask = None
+                elif not b.alive.any():
+                    return
+                else:
+                    mask = b.alive.copy()
+                cur = pc
+            else:
+                runnable = b.alive & ~waiting
+                if not runnable.any():
+                    if not (waiting & b.alive).any():
+                        return
+                    self._release(b, pcs, waiting)
+                    continue
+                cur = int(pcs[runnable].min())
+                mask = runnable & (pcs == cur)
+                if not waiting.any() and mask.sum() == runnable.sum():
+                    pcs, pc = None, cur          # re-converged
+                    mask = None if b.all_alive else b.alive.copy()
+            if cur >= n_code:                    # fell off the end: same as ret
+                res = ("exit", mask)
+            else:
+                b.steps += 1
+                self.exec_counts[cur] += 1
+                if b.steps > self.max_steps or (b.steps & 1023) == 0 and time.perf_counter() > self._deadline:
+                    self._limit(b, cur)
+                res = code[cur](b, mask)
+            if res is None:
+                if pcs is None:
+                    pc = cur + 1
+                else:
+                    pcs[mask] = cur + 1
+                continue
+            kind, sub = res[0], res[1]
+            if kind == "bra":
+                target = res[2]
+                if sub is None:
+                    if pcs is None:
+                        pc = target
+                    else:
+                        pcs[mask] = target
+                    continue
+                n_taken = int(sub.sum())
+                n_active = b.n if mask is None else int(mask.sum())
+                if pcs is None and n_taken in (0, n_active):
+                    pc = target if n_taken else cur + 1
+                    continue
+                if pcs is None:
+                    pcs, waiting = self._diverge(b, cur)
+                pcs[b.alive if mask is None else mask] = cur + 1
+                pcs[sub] = target
+            elif kind == "exit":
+                exiting = b.alive.copy() if sub is None else sub
+                b.alive[exiting] = False
+                b.all_alive = False
+                if pcs is None:
+                    pc = cur + 1         # the survivors were all here: still converged
+                else:
+                    pcs[mask] = cur + 1
+                    pcs[exiting] = BIG
+            elif kind == "bar":
+                arriving = b.alive.copy() if sub is None else sub
+                if pcs is None and (sub is None or int(sub.sum()) == int(b.alive.sum())):
+                    if b.races is not None:
+                        b.races.barrier_all()
+                    pc = cur + 1
+                    continue
+                if pcs is None:
+                    pcs, waiting = self._diverge(b, cur)
+                pcs[b.alive if mask is None else mask] = cur + 1
+                pcs[arriving] = cur
+                waiting[arriving] = True
+
+    def _diverge(self, b, cur):
+        pcs = np.full(b.n, BIG, np.int64)
+        pcs[b.alive] = cur
+        return pcs, np.zeros(b.n, np.bool_)
+
+    def _release(self, b, pcs, waiting):
+        w = (waiting & b.alive).reshape(b.nblocks, b.tp)
+        p = pcs.reshape(b.nblocks, b.tp)
+        lo = np.where(w, p, BIG).min(axis=1)
+        hi = np.where(w, p, -1).max(axis=1)
+        has = w.any(axis=1)
+        bad = np.flatnonzero(has & (lo != hi))
+        if bad.size:
+            self._divergent_barrier(b, int(bad[0]), p, w)
+        blocks = np.flatnonzero(has)
+        flat = w.reshape(-1)
+        pcs[flat] += 1
+        waiting[flat] = False
+        if b.races is not None:
+            b.races.barrier(blocks)
+
+    def _divergent_barrier(self, b, blk, p, w):
+        at = p[blk][w[blk]]
+        groups = []
+        for pc in np.unique(at):
+            lanes = np.flatnonzero(w[blk] & (p[blk] == pc))
+            ins = self.kernel.instructions[int(pc)]
+            groups.append(f"{lanes.size} thread(s) at line {ins.line} (first: thread {self.thread_of(b, blk * b.tp + int(lanes[0]))})")
+        ins = self.kernel.instructions[int(at.min())]
+        raise BarrierError(
+            "Deadlock: threads of one block wait at different __syncthreads() barriers — "
+            + "; ".join(groups) + ". On a GPU this hangs or silently mis-synchronises.",
+            line=ins.line or None, source_line=self.source_line(ins.line), filename=self.filename,
+            block=self.block_coords(b.first + blk),
+            hint="every thread of a block must reach the same __syncthreads(); move it out of if/else "
+                 "branches that depend on threadIdx or on a bounds check")
+
+    def _limit(self, b, cur):
+        hot = int(np.argmax(self.exec_counts[:-1]))
+        ins = self.kernel.instructions[hot]
+        timed_out = b.steps <= self.max_steps
+        why = (f"the simulation took longer than {self.timeout:.0f} s" if timed_out else
+               f"the kernel executed more than {self.max_steps} instruction steps")
+        raise SimulationLimit(
+            f"Stopped: {why} — probably an infinite loop. The most executed line is {ins.line} "
+            f"({int(self.exec_counts[hot])} times).", line=ins.line or None,
+            source_line=self.source_line(ins.line), filename=self.filename,
+            hint="check the loop's condition and that its counter changes every iteration; "
+                 "raise max_steps= (or timeout=) if the kernel really does this much work")
+
+    def _collect_races(self, b):
+        for (kind, pc_a, pc_b, scope), (count, slot_a, slot_b, entry) in b.races.records.items():
+            key = ("race", kind, pc_a, pc_b, scope)
+            if key in self.findings:
+                self.findings[key].count += count
+                continue
+            ia, ib = self.kernel.instructions[pc_a], self.kernel.instructions[pc_b]
+            addr = SHARED_START + (entry % b.races.per_block) * b.races.granule
+            var = next((n for n, (o, s) in self.shared_vars.items() if o <= addr < o + s), "")
+            self.findings[key] = dict(kind=kind, lines=(ia.line, ib.line), pcs=(pc_a, pc_b), scope=scope,
+                                      count=count, threads=(self.thread_of(b, slot_a), self.thread_of(b, slot_b)),
+                                      block=self.block_of(b, slot_b), address=addr, variable=var)
+
+
+def demangle_local(name: str) -> str:
+    """'_ZZ6tile_tILi32EEvPfE4tile' -> 'tile' (the name a student wrote for a __shared__ array)."""
+    import re
+    m = re.search(r"E(\d+)([A-Za-z_]\w*)$", name)
+    if name.startswith("_ZZ") and m and len(m[2]) >= int(m[1]):
+        return m[2][:int(m[1])]
+    return name

@@ -1,0 +1,139 @@
+"""Count memory traffic per warp exactly as Nsight Compute does (Volta to Hopper).
+
+Global loads/stores (``l1tex__t_requests/sectors_pipe_lsu_mem_global_op_{ld,st}``): one request
+per warp-level instruction with at least one active thread; sectors = distinct 32-byte
+sectors touched by the active threads' bytes.
+
+Shared loads/stores (``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}`` and
+``..._bank_conflicts_...``): the warp's active threads are split into phases (4-byte and
+narrower accesses: one phase of 32; 8-byte: two half-warps; 16-byte: four quarter-warps).
+For loads of 8 or 16 bytes, if every active thread t reads the same address as t^1 (or as
+t^2), the phase doubles in size. A phase costs the largest number of distinct 4-byte words
+one bank must deliver; wavefronts are the sum over phases, conflicts are wavefronts minus the
+number of non-empty phases. The rules and test vectors are in shared/docs/memory-rules.md.
+
+All functions take full-warp arrays: ``addr`` of shape (nwarps, 32) and ``active`` (bool) of
+the same shape; they never see threads of two warps together.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+SENTINEL = np.iinfo(np.int64).max
+
+METRIC_NAMES = {
+    ("global", "ld", "requests"): "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    ("global", "st", "requests"): "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    ("global", "ld", "sectors"): "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    ("global", "st", "sectors"): "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    ("shared", "ld", "wavefronts"): "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    ("shared", "st", "wavefronts"): "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    ("shared", "ld", "conflicts"): "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    ("shared", "st", "conflicts"): "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+}
+
+
+def _distinct_per_row(keys: np.ndarray) -> np.ndarray:
+    """Number of distinct non-sentinel values in each row."""
+    s = np.sort(keys, axis=1)
+    new = np.ones(s.shape, np.bool_)
+    new[:, 1:] = s[:, 1:] != s[:, :-1]
+    return (new & (s != SENTINEL)).sum(axis=1)
+
+
+def global_sectors(addr: np.ndarray, active: np.ndarray, width: int):
+    """(requests, sectors) for one global instruction over whole warps.
+
+    An aligned access of at most 32 bytes never straddles a sector, so each active thread
+    contributes the sector of its first byte (misaligned accesses fault before this)."""
+    if active.all():
+        return addr.shape[0], int(_distinct_per_row(addr >> 5).sum())
+    rows = active.any(axis=1)
+    if not rows.any():
+        return 0, 0
+    a, act = addr[rows], active[rows]
+    keys = np.where(act, a >> 5, SENTINEL)
+    return int(rows.sum()), int(_distinct_per_row(keys).sum())
+
+
+def shared_wavefronts(addr: np.ndarray, active: np.ndarray, width: int, is_load: bool):
+    """(wavefronts, conflicts, requests) for one shared instruction over whole warps."""
+    if active.all():
+        a, act, nreq = addr, active, addr.shape[0]
+    else:
+        rows = active.any(axis=1)
+        if not rows.any():
+            return 0, 0, 0
+        a, act, nreq = addr[rows], active[rows], int(rows.sum())
+    phases = 1 if width <= 4 else (2 if width == 8 else 4)
+    if is_load and phases > 1:
+        merged = _pairs_share_address(a, act, 1) | _pairs_share_address(a, act, 2)
+        if merged.any():
+            w1, c1, n1 = _cost(a[merged], act[merged], width, phases // 2)
+            w2, c2, n2 = _cost(a[~merged], act[~merged], width, phases) if (~merged).any() else (0, 0, 0)
+            return w1 + w2, c1 + c2, nreq
+    wf, cf, _ = _cost(a, act, width, phases)
+    return wf, cf, nreq
+
+
+def _pairs_share_address(a, act, xor):
+    """Per warp: does every active thread t access the same address as active thread t^xor?"""
+    lanes = np.arange(32) ^ xor
+    partner_ok = act[:, lanes] & (a[:, lanes] == a)
+    return np.all(~act | partner_ok, axis=1)
+
+
+def _cost(a, act, width, phases):
+    """Wavefronts and conflicts for warps split into `phases` equal groups of lanes.
+
+    Each phase's words are sorted by (bank, word); a running count of distinct words that
+    restarts at every new bank gives, at its maximum, the busiest bank's load."""
+    nw = a.shape[0]
+    k = max(1, width // 4)
+    words = (a >> 2).astype(np.int32)
+    if k > 1:
+        words = (words[:, :, None] + np.arange(k, dtype=np.int32)).reshape(nw, 32 * k)
+        act = np.repeat(act, k, axis=1)
+    # shared addresses are < 2**24 bytes, so bank (5 bits) and word (22 bits) fit one int32
+    keys = ((words & 31) << 26) | words
+    if not act.all():
+        keys = np.where(act, keys, np.int32(0x7FFFFFFF))
+    s = np.sort(keys.reshape(nw * phases, -1), axis=1)
+    valid = s != 0x7FFFFFFF
+    distinct = np.empty(s.shape, np.bool_)
+    distinct[:, 0] = True
+    np.not_equal(s[:, 1:], s[:, :-1], out=distinct[:, 1:])
+    distinct &= valid
+    bank = s >> 26
+    new_bank = np.empty(s.shape, np.bool_)
+    new_bank[:, 0] = True
+    np.not_equal(bank[:, 1:], bank[:, :-1], out=new_bank[:, 1:])
+    seen = np.cumsum(distinct, axis=1, dtype=np.int32)
+    base = np.maximum.accumulate(np.where(new_bank, seen - distinct, 0), axis=1)
+    cost = (seen - base).max(axis=1)
+    wavefronts = int(cost.sum())
+    return wavefronts, wavefronts - int(valid[:, 0].sum()), 0
+
+
+class Counters:
+    """Per-instruction counts, accumulated over the whole launch."""
+
+    def __init__(self, n_instructions: int):
+        self.requests = np.zeros(n_instructions, np.int64)
+        self.sectors = np.zeros(n_instructions, np.int64)
+        self.wavefronts = np.zeros(n_instructions, np.int64)
+        self.conflicts = np.zeros(n_instructions, np.int64)
+        self.bytes = np.zeros(n_instructions, np.int64)
+
+    def add_global(self, pc, addr, active, width):
+        r, s = global_sectors(addr, active, width)
+        self.requests[pc] += r
+        self.sectors[pc] += s
+        self.bytes[pc] += int(active.sum()) * width
+
+    def add_shared(self, pc, addr, active, width, is_load):
+        w, c, r = shared_wavefronts(addr, active, width, is_load)
+        self.requests[pc] += r
+        self.wavefronts[pc] += w
+        self.conflicts[pc] += c
+        self.bytes[pc] += int(active.sum()) * width

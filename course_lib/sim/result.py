@@ -1,0 +1,135 @@
+"""What a simulated launch reports: metrics named as Nsight Compute names them, per source line,
+races, other findings, printf output, and the traced block's addresses for the pictures."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .metrics import METRIC_NAMES
+from .races import Race
+
+SPACE_OF = {"global": "global", "const": "global", "generic": "global", "shared": "shared"}
+
+
+@dataclass
+class Finding:
+    """Something suspicious that is not fatal: e.g. a read of never-written shared memory."""
+    kind: str
+    line: int
+    message: str
+    count: int
+    thread: tuple
+    block: tuple
+
+    def __str__(self):
+        return (f"line {self.line}: {self.message} — {self.count} time(s), first by thread "
+                f"{self.thread} of block {self.block}")
+
+
+class SimRun:
+    """The result of ``Function.simulate``. Output arrays were written in place."""
+
+    def __init__(self, program, elapsed):
+        p = program
+        self.grid, self.block = p.grid, p.block
+        self.elapsed = elapsed
+        self.output = "".join(p.output)
+        self.accesses = p.accesses
+        self.source_lines = p.source_lines
+        self.filename = p.filename
+        c = p.counters
+        self.instructions = []
+        for ins in p.kernel.instructions:
+            if ins.opcode not in ("ld", "st", "ldu", "atom", "red"):
+                continue
+            space = next((m for m in ins.mods if m in ("global", "shared", "local", "param", "const")), "generic")
+            i = ins.index
+            if space in ("param", "local") or c.requests[i] == 0 and p.exec_counts[i] == 0:
+                continue
+            self.instructions.append(dict(
+                pc=i, line=ins.line, text=ins.text, space=SPACE_OF.get(space, space),
+                op="ld" if ins.opcode in ("ld", "ldu") else "st", width=_width(ins),
+                requests=int(c.requests[i]), sectors=int(c.sectors[i]),
+                wavefronts=int(c.wavefronts[i]), conflicts=int(c.conflicts[i]), bytes=int(c.bytes[i])))
+        self.metrics = _totals(self.instructions)
+        self.by_line = {}
+        for line in sorted({r["line"] for r in self.instructions}):
+            self.by_line[line] = _totals([r for r in self.instructions if r["line"] == line])
+        self.races = sorted((Race(**{k: v for k, v in f.items()}) for k, f in p.findings.items()
+                             if k[0] == "race"), key=lambda r: (r.scope != "block", r.lines))
+        self.warnings = [f for k, f in p.findings.items() if k[0] != "race"]
+
+    # ------------------------------------------------------------------ convenience
+    def ratio(self, space="global", op="ld"):
+        """Sectors per request (global) or wavefronts per request (shared)."""
+        rows = [r for r in self.instructions if r["space"] == space and r["op"] == op]
+        req = sum(r["requests"] for r in rows)
+        num = sum(r["sectors" if space == "global" else "wavefronts"] for r in rows)
+        return num / req if req else 0.0
+
+    @property
+    def error_races(self):
+        return [r for r in self.races if r.scope == "block"]
+
+    def listing(self, lines=None) -> str:
+        """The kernel's source with each memory line annotated with what it cost."""
+        out = []
+        for n, text in enumerate(self.source_lines, 1):
+            if lines and n not in lines:
+                continue
+            note = annotate(self.by_line.get(n)) if n in self.by_line else ""
+            out.append(f"{n:4d}  {text.rstrip():<60s}{'  // ' + note if note else ''}")
+        return "\n".join(out)
+
+    def summary(self) -> str:
+        m = self.metrics
+        g = lambda s, o, k: m[METRIC_NAMES[(s, o, k)]]
+        parts = []
+        for op, word in (("ld", "loads"), ("st", "stores")):
+            req = g("global", op, "requests")
+            if req:
+                parts.append(f"global {word}: {req} requests, {g('global', op, 'sectors')} sectors "
+                             f"({g('global', op, 'sectors') / req:.1f} per request)")
+        for op, word in (("ld", "loads"), ("st", "stores")):
+            wf = g("shared", op, "wavefronts")
+            if wf:
+                parts.append(f"shared {word}: {wf} wavefronts, {g('shared', op, 'conflicts')} bank conflicts")
+        if self.races:
+            parts.append(f"{len(self.races)} race(s): " + "; ".join(str(r) for r in self.races[:3]))
+        for w in self.warnings[:3]:
+            parts.append(str(w))
+        return "\n".join(parts) or "no global or shared memory traffic"
+
+    def __repr__(self):
+        return (f"<SimRun grid={self.grid} block={self.block} in {self.elapsed:.2f} s>\n" + self.summary())
+
+
+def annotate(m) -> str:
+    bits = []
+    for op in ("ld", "st"):
+        req = m[METRIC_NAMES[("global", op, "requests")]]
+        if req:
+            bits.append(f"global {op}: {m[METRIC_NAMES[('global', op, 'sectors')]] / req:.1f} sectors/req")
+        wf = m[METRIC_NAMES[("shared", op, "wavefronts")]]
+        if wf:
+            c = m[METRIC_NAMES[("shared", op, "conflicts")]]
+            bits.append(f"shared {op}: {wf} wavefronts" + (f", {c} conflicts" if c else ""))
+    return "; ".join(bits)
+
+
+def _width(ins):
+    from ..ptx import TYPES
+    vec = next((int(m[1:]) for m in ins.mods if m in ("v2", "v4", "v8")), 1)
+    return TYPES[ins.type][0] * vec if ins.type in TYPES else 0
+
+
+def _totals(rows):
+    out = {name: 0 for name in METRIC_NAMES.values()}
+    for r in rows:
+        sp = r["space"]
+        if sp == "global":
+            out[METRIC_NAMES[("global", r["op"], "requests")]] += r["requests"]
+            out[METRIC_NAMES[("global", r["op"], "sectors")]] += r["sectors"]
+        elif sp == "shared":
+            out[METRIC_NAMES[("shared", r["op"], "wavefronts")]] += r["wavefronts"]
+            out[METRIC_NAMES[("shared", r["op"], "conflicts")]] += r["conflicts"]
+    return out

@@ -1,0 +1,42 @@
+"""The core promise end to end: compile with NVRTC, simulate, exact result and metrics."""
+import numpy as np
+import pytest
+
+import course_lib as cl
+from course_lib import transposes, verify
+
+METRIC = "l1tex__t_sectors_pipe_lsu_mem_global_op_{}.sum"
+
+
+@pytest.mark.parametrize("key", list(transposes.SPECS))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.uint8])
+def test_every_course_kernel_is_correct_on_awkward_shapes(key, dtype):
+    t = transposes.kernel(key, dtype)
+    for shape, result in verify.check(t):
+        assert result.ok, f"{key} {np.dtype(dtype)} {shape}: {result}"
+
+
+def test_naive_row_loads_4_sectors_stores_32():
+    t = transposes.kernel("naive_row", np.float32)
+    _, run = t.simulate(transposes.random_matrix(256, 256, np.float32))
+    assert run.ratio("global", "ld") == 4.0
+    assert run.ratio("global", "st") == 32.0
+
+
+def test_tile_column_read_is_32_way_and_padding_clears_it():
+    a = transposes.random_matrix(64, 64, np.float32)
+    _, run = transposes.kernel("tile", np.float32).simulate(a)
+    assert run.ratio("shared", "ld") == 32.0
+    assert run.ratio("shared", "st") == 1.0
+    assert run.ratio("global", "st") == 4.0
+    _, run = transposes.kernel("padded", np.float32).simulate(a)
+    assert run.ratio("shared", "ld") == 1.0
+
+
+def test_compile_error_points_at_line_and_column():
+    src = "extern \"C\" __global__ void k(float* a)\n{\n    a[0] = b;\n}\n"
+    with pytest.raises(cl.CompileError) as e:
+        cl.RawModule(code=src, filename="cell.cu").get_function("k")
+    msg = str(e.value)
+    assert "line 3" in msg and "column 12" in msg and '"b" is undefined' in msg
+    assert "^" in msg
