@@ -57,6 +57,16 @@ class RawModule:
         self._parsed = None
         self._functions = {}
 
+    @classmethod
+    def from_ptx(cls, ptx_text: str, code: str = "", filename: str = "kernel.cu"):
+        """A module built from PTX someone else compiled (e.g. nvcc -ptx -lineinfo), for the
+        simulator only; `code` is the source it came from, for line numbers in messages."""
+        mod = cls(code=code, filename=filename)
+        entries = re.findall(r"\.entry\s+([\w$]+)\s*\(", ptx_text)
+        mod._compiled = nvrtc.Compiled(ptx=ptx_text, cubin=None, lowered_names={}, log="", arch=0, entries=entries)
+        mod._parsed = ptx.parse(ptx_text, filename)
+        return mod
+
     # ------------------------------------------------------------------ compiling
     def compile(self):
         """Compile now (to PTX for the simulator); raises CompileError with a caret."""
