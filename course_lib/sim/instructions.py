@@ -101,7 +101,7 @@ def writer(op, t):
     name = op.name
 
     def write(b, mask, v):
-        arr = b.reg(name)
+        arr = b.reg(name, overwrite=mask is None)
         vals = to_storage(v, t, arr.dtype)
         if mask is None:
             arr[...] = vals

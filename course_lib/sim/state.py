@@ -70,11 +70,13 @@ class Batch:
         self.steps = 0
 
     # ------------------------------------------------------------------ registers
-    def reg(self, name: str) -> np.ndarray:
+    def reg(self, name: str, overwrite=False) -> np.ndarray:
+        """A register's storage; created on first use (zeroed, unless about to be overwritten)."""
         arr = self.regs.get(name)
         if arr is None:
             t = self.launch.kernel.registers.get(name, "b64")
-            arr = np.zeros(self.n, np.bool_ if t == "pred" else UINT[TYPES[t][0]])
+            make = np.empty if overwrite else np.zeros
+            arr = make(self.n, np.bool_ if t == "pred" else UINT[TYPES[t][0]])
             self.regs[name] = arr
         return arr
 
