@@ -18,6 +18,7 @@ for key in transposes.SPECS:
     for dt in (np.float32, np.float64, np.float16, np.uint8):
         try:
             t = transposes.kernel(key, dt)
+            t.function  # instantiates the template in its module
             ptx = transposes.module_for(t.spec.file).ptx
         except Exception as exc:  # report and go on: one broken kernel must not hide the rest
             print(key, np.dtype(dt).name, "FAILED:", exc)
