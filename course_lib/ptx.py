@@ -165,7 +165,7 @@ def _statements(text):
         s = raw.strip()
         if not s:
             continue
-        if not pending and s.startswith((".loc", ".file")):
+        if not pending and re.match(r"\.(loc|file)\s", s):   # not .local: line directives only
             if s.startswith(".loc"):
                 yield "loc", s
             continue

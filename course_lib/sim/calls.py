@@ -58,9 +58,10 @@ def _printf(ins, program, params):
             fa = int(fmt_addr[s])
             if fa not in fmt_cache:
                 fmt_cache[fa] = program.read_c_string(fa)
-            args = b.local.data[s] if (b.local is not None and int(arg_addr[s]) >= LOCAL_WINDOW) else b""
-            offset = int(arg_addr[s]) - LOCAL_WINDOW if args is not b"" else 0
-            program.emit(format_c(fmt_cache[fa], bytes(args)[offset:] if args is not b"" else b"", program))
+            buf = b""
+            if b.local is not None and int(arg_addr[s]) >= LOCAL_WINDOW:
+                buf = bytes(b.local.data[s][int(arg_addr[s]) - LOCAL_WINDOW:])
+            program.emit(format_c(fmt_cache[fa], buf, program))
     return run
 
 
