@@ -79,6 +79,7 @@ class Kernel:
     labels: dict               # label -> instruction index
     maxntid: tuple | None = None
     extern_shared_align: int = 0
+    plain_regs: set = field(default_factory=set)   # inline-asm registers declared without '%'
 
 
 @dataclass
@@ -282,6 +283,9 @@ def _kernel_statement(kernel, stmt, line):
                 rng = re.match(r"(%?[\w$]+)<(\d+)>", item)
                 names = [f"{rng[1]}{i}" for i in range(int(rng[2]))] if rng else [item]
                 for n in names:
+                    if not n.startswith("%"):   # inline asm may say `.reg .pred p;`: store it as %p
+                        kernel.plain_regs.add(n)
+                        n = "%" + n
                     kernel.registers[n] = m[1]
             return
         m = _VARDECL.match(stmt)
@@ -293,16 +297,31 @@ def _kernel_statement(kernel, stmt, line):
                 kernel.variables[v.name] = v
         return  # .pragma, .param inside call sequences: no effect on execution
     guard = None
-    g = re.match(r"@(!?)(%[\w$]+)\s+", stmt)
+    g = re.match(r"@(!?)(%?[A-Za-z_$][\w$]*)\s+", stmt)
     if g:
-        guard = (g[2], g[1] == "!")
+        name = g[2] if g[2].startswith("%") else "%" + g[2]
+        guard = (name, g[1] == "!")
         stmt = stmt[g.end():]
     head, _, rest = stmt.partition(" ") if " " in stmt or "\t" in stmt else (stmt, "", "")
     head = stmt.split(None, 1)[0]
     rest = stmt[len(head):].strip()
     opcode, *mods = head.split(".")
+    operands = _operands(rest)
+    if kernel.plain_regs:
+        operands = [_plain_reg(o, kernel.plain_regs) for o in operands]
     kernel.instructions.append(Instruction(len(kernel.instructions), opcode, tuple(mods),
-                                           tuple(_operands(rest)), guard, line, stmt))
+                                           tuple(operands), guard, line, stmt))
+
+
+def _plain_reg(op, plain):
+    """An inline-asm register named without '%' (parsed as a symbol) -> the stored '%name'."""
+    if op.kind == "vec":
+        return Operand("vec", op.name, op.value, tuple(_plain_reg(x, plain) for x in op.items), op.negated)
+    if op.kind in ("symbol", "addr") and op.name in plain:
+        return Operand("reg" if op.kind == "symbol" else "addr", "%" + op.name, op.value, op.items, op.negated)
+    if op.kind == "symbol" and op.name.startswith("!") and op.name[1:] in plain:
+        return Operand("reg", "%" + op.name[1:], op.value, op.items, True)
+    return op
 
 
 def _resolve_labels(kernel):
