@@ -9,9 +9,16 @@ shows a short, readable diagnosis rather than a traceback wall::
       thread (x, y, z) of block (x, y, z)
     hint: <what to try>
 
+In IPython/Jupyter, ``_render_traceback_`` replaces the traceback with just that diagnosis
+and the line of the student's cell that raised it (``COURSE_LIB_TRACEBACK=1`` restores the
+full traceback, for working on course_lib itself).
+
 This module only formats; it knows nothing about NVRTC, CuPy or the simulator.
 """
 from __future__ import annotations
+
+import os
+import traceback
 
 
 class KernelError(Exception):
@@ -42,6 +49,22 @@ class KernelError(Exception):
     # Jupyter shows str(exc) after the class name; keep it the same text everywhere.
     def __str__(self) -> str:
         return self._render()
+
+    # IPython calls this instead of printing the traceback: a student sees the diagnosis and
+    # the line of *their* cell that raised it, not eight frames of course_lib internals.
+    # COURSE_LIB_TRACEBACK=1 brings the full traceback back (for working on course_lib).
+    @property
+    def _render_traceback_(self):
+        if os.environ.get("COURSE_LIB_TRACEBACK"):
+            raise AttributeError("_render_traceback_")
+        return self._notebook_lines
+
+    def _notebook_lines(self) -> list[str]:
+        lines = [f"\x1b[0;31m{type(self).__name__}\x1b[0m: " + self._render()]
+        caller = _outermost_caller(self.__traceback__)
+        if caller:
+            lines.append(f"\x1b[2m(raised by {caller})\x1b[0m")
+        return "\n".join(lines).splitlines()
 
 
 class CompileError(KernelError):
@@ -102,3 +125,20 @@ def caret_excerpt(source: str, line: int, column: int | None, filename: str = "k
         pad = len(f"  {filename}:{line} | ") + column - 1
         out += "\n" + " " * pad + "^"
     return out
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _outermost_caller(tb) -> str | None:
+    """'Cell In[3], line 12: k.simulate(...)' — the last frame outside course_lib."""
+    frames = [f for f in traceback.extract_tb(tb) if not os.path.abspath(f.filename).startswith(_PACKAGE)]
+    if not frames:
+        return None
+    f = frames[-1]
+    name = f.filename
+    if name.startswith("<ipython-input-") or "ipykernel_" in name:
+        name = "your cell"
+    else:
+        name = os.path.basename(name)
+    return f"{name}, line {f.lineno}" + (f": {f.line.strip()}" if f.line else "")

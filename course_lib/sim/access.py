@@ -112,17 +112,28 @@ def _slots(b, mask):
     return np.arange(b.n) if mask is None else np.flatnonzero(mask)
 
 
+HINTS = {
+    ("out of bounds", "global"): "check the bounds test (< not <=), that the grid is not larger than the data "
+                                 "without one, and which of rows/cols each index is compared with",
+    ("out of bounds", "shared"): "a __shared__ array holds exactly what you declared: check its size "
+                                 "(halo cells, padding) against the largest index a thread of the block uses",
+    ("out of bounds", "local"): "check the index into the kernel's local array",
+    ("misaligned", None): "vector types (float4, int2, double2) need addresses that are multiples of their size; "
+                          "check the pointer cast and that the row length is a multiple of the vector width",
+    ("read-only", None): "the kernel writes to memory it may only read (a __constant__ variable?)",
+}
+
+
 def raise_fault(program, b, mask, ins, space, fault: Fault, is_load):
     slot = int(_slots(b, mask)[fault.position])
     what = "load from" if is_load else "store to"
-    hints = {
-        "out of bounds": "check the bounds test (< not <=) and which of rows/cols each index is compared with",
-        "misaligned": "vector types (float4, int2, double2) need addresses that are multiples of their size; "
-                      "check the pointer cast and that the row length is a multiple of the vector width",
-    }
+    detail = fault.detail
+    if fault.kind == "misaligned" and space in ("global", "const"):
+        detail = f"{program.globals.where(fault.address)}: {detail}"
+    hint = fault.hint or HINTS.get((fault.kind, space)) or HINTS.get((fault.kind, None))
     raise MemoryAccessError(
-        f"{fault.kind.capitalize()} {what} {space} memory: {fault.detail}",
-        hint=hints.get(fault.kind), line=ins.line or None,
+        f"{fault.kind.capitalize()} {what} {space} memory: {detail}",
+        hint=hint, line=ins.line or None,
         source_line=program.source_line(ins.line), filename=program.filename,
         thread=program.thread_of(b, slot), block=program.block_of(b, slot))
 

@@ -1,10 +1,14 @@
 """Address spaces of a simulated launch, with exact bounds and alignment checks.
 
 - **global**: each kernel argument array (and each module-level ``__device__``/``__constant__``
-  variable) lives at its own fake device address, 4 KiB-aligned with a 1 MiB gap between
+  variable) lives at its own fake device address, 4 KiB-aligned with a 64 GiB gap between
   buffers, so sector counts see the same alignment as ``cudaMalloc`` memory and any access
-  that misses a buffer is caught. Loads and stores read and write the caller's numpy arrays
-  in place.
+  that misses a buffer is caught — even one through a 32-bit index that overflowed, which
+  lands up to 2^31 elements away (on a GPU it may land in another allocation). Loads and
+  stores read and write the caller's numpy arrays in place. A :class:`StandIn` buffer has a
+  buffer's exact size but no copy of its data: reads come from a function (the real host
+  array, pages fetched from a device array, or zeros) and writes go to a small overlay, so
+  a few blocks of a launch over gigabytes can be checked without allocating gigabytes.
 - **shared**: one region per block of the batch. Shared-space addresses start at 1024, as on
   Hopper (the first KiB is reserved), so a null shared pointer is out of bounds. Unwritten
   bytes hold 0xFF (NaN for floats, -1 for ints), like the garbage a GPU would leave.
@@ -23,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 GLOBAL_BASE = 0x0000_0100_0000_0000
-BUFFER_GAP = 1 << 20
+BUFFER_GAP = 1 << 36   # > 2**31 elements of 8 bytes: an overflowed int index stays in the gap
 SHARED_WINDOW = 0x0000_7F00_0000_0000
 LOCAL_WINDOW = 0x0000_7E00_0000_0000
 WINDOW_SIZE = 1 << 32
@@ -49,6 +53,65 @@ class Buffer:
         return self.data[:n].view(UINT[width])
 
 
+class StandIn(Buffer):
+    """A buffer of `size` bytes whose contents are read on demand and never written back.
+
+    ``read(byte_offsets) -> uint8 values`` supplies the original bytes; stores go to an
+    overlay (sorted byte offsets and values) that later loads see, so a kernel that reads
+    what it wrote behaves as on the GPU while the caller's data stays untouched."""
+
+    def __init__(self, name, label, base, size, itemsize, read, writable=True):
+        super().__init__(name, label, base, np.zeros(0, np.uint8), itemsize, writable)
+        self.size, self.read = int(size), read
+        self.ov_off = np.zeros(0, np.int64)
+        self.ov_val = np.zeros(0, np.uint8)
+
+    @property
+    def nbytes(self):
+        return self.size
+
+    def view(self, width):
+        return _StandInView(self, width)
+
+    def get_bytes(self, off):
+        off = np.asarray(off, np.int64)
+        vals = np.asarray(self.read(off), np.uint8).reshape(off.shape)
+        if self.ov_off.size and off.size:
+            pos = np.minimum(np.searchsorted(self.ov_off, off), self.ov_off.size - 1)
+            hit = self.ov_off[pos] == off
+            vals = np.where(hit, self.ov_val[pos], vals)
+        return vals
+
+    def put_bytes(self, off, vals):
+        off = np.concatenate([self.ov_off, np.asarray(off, np.int64).ravel()])
+        vals = np.concatenate([self.ov_val, np.asarray(vals, np.uint8).ravel()])
+        _, last = np.unique(off[::-1], return_index=True)   # the latest store of a byte wins
+        keep = off.size - 1 - last
+        self.ov_off, self.ov_val = off[keep], vals[keep]
+
+
+class _StandInView:
+    """Indexable like ``Buffer.view(width)``: element i is bytes [i*width, (i+1)*width)."""
+
+    def __init__(self, buf, width):
+        self.buf, self.width = buf, width
+
+    def _bytes(self, idx):
+        return np.asarray(idx, np.int64)[..., None] * self.width + np.arange(self.width)
+
+    def __getitem__(self, idx):
+        raw = self.buf.get_bytes(self._bytes(idx))
+        return np.ascontiguousarray(raw).view(UINT[self.width])[..., 0]
+
+    def __setitem__(self, idx, values):
+        idx = np.asarray(idx, np.int64)
+        vals = np.broadcast_to(np.asarray(values, UINT[self.width]), idx.shape)
+        self.buf.put_bytes(self._bytes(idx), np.ascontiguousarray(vals)[..., None].view(np.uint8))
+
+    def __len__(self):
+        return self.buf.size // self.width
+
+
 @dataclass
 class Fault:
     """Why an access failed; the executor turns it into a MemoryAccessError."""
@@ -56,6 +119,7 @@ class Fault:
     position: int       # index into the instruction's active threads
     address: int
     detail: str
+    hint: str | None = None   # overrides the executor's hint for this kind
 
 
 class GlobalMemory:
@@ -65,12 +129,18 @@ class GlobalMemory:
         self._bases = np.zeros(0, np.uint64)
 
     def add(self, name, array: np.ndarray, label=None, writable=True) -> int:
-        base = self._next
         data = array.reshape(-1).view(np.uint8) if array.size else np.zeros(0, np.uint8)
-        self.buffers.append(Buffer(name, label or name, base, data, array.itemsize, writable))
-        self._next = (base + max(data.size, 1) + BUFFER_GAP + 4095) // 4096 * 4096
+        return self._place(Buffer(name, label or name, self._next, data, array.itemsize, writable))
+
+    def add_stand_in(self, name, size, itemsize, read, label=None, writable=True) -> int:
+        """A buffer of `size` bytes whose bytes come from ``read(offsets)`` (see StandIn)."""
+        return self._place(StandIn(name, label or name, self._next, size, itemsize, read, writable))
+
+    def _place(self, buf) -> int:
+        self.buffers.append(buf)
+        self._next = (buf.base + max(buf.nbytes, 1) + BUFFER_GAP + 4095) // 4096 * 4096
         self._bases = np.array([b.base for b in self.buffers], np.uint64)
-        return base
+        return buf.base
 
     def locate(self, addr: np.ndarray, width: int):
         """Return (buffer index per address, byte offset per address) or a Fault."""
@@ -101,14 +171,44 @@ class GlobalMemory:
             return max(0, address + width - (b.base + b.nbytes))
         b = min(self.buffers, key=distance)
         off = address - b.base
-        n = b.nbytes // max(b.itemsize, 1)
+        size = max(b.itemsize, 1)
+        n = b.nbytes // size
+        valid = f"valid: elements 0..{n - 1}" if n else "the array is empty"
+        wrapped = _overflowed(off, b.nbytes, (size, width, 1))
+        if wrapped is not None:
+            step, true_off = wrapped
+            return Fault("out of bounds", pos, address,
+                         f"{b.label}: element {off // size} ({-off} bytes before its start). That is exactly "
+                         f"2^32 elements below element {true_off // size}, which is inside the array: the "
+                         f"32-bit int index passed 2^31-1 = 2147483647 and wrapped around to a negative number",
+                         hint="compute the index in 64 bits, e.g. (size_t)row * cols + col, or make the "
+                              "index variables long long / size_t")
         if off < 0:
-            where = f"{-off} bytes before its start"
+            where = f"element {off // size}, {-off} byte(s) before its start ({valid})"
         else:
             over = off + width - b.nbytes
-            where = (f"byte offset {off} (element {off // b.itemsize} of {n}); "
-                     f"the access ends {over} byte(s) past the end")
+            where = (f"element {off // size} (byte offset {off}); the access ends {over} byte(s) past "
+                     f"the end ({valid})")
         return Fault("out of bounds", pos, address, f"{b.label}: {where}")
+
+    def where(self, address) -> str:
+        """'argument 1 'in' (10x30 float32), element 30 (byte offset 120)' for an address inside a buffer."""
+        for b in self.buffers:
+            if b.base <= address < b.base + max(b.nbytes, 1):
+                off = address - b.base
+                return f"{b.label}, element {off // max(b.itemsize, 1)} (byte offset {off})"
+        return f"address {address:#x}"
+
+
+def _overflowed(off, nbytes, strides):
+    """(stride, offset) if `off` is 2^32 strides below an offset inside the buffer."""
+    if off >= 0:
+        return None
+    for step in strides:
+        true_off = off + (1 << 32) * step
+        if 0 <= true_off < nbytes:
+            return step, true_off
+    return None
 
 
 def check_alignment(addr: np.ndarray, width: int):
@@ -159,10 +259,25 @@ class SharedMemory:
         return rel
 
     def describe(self, address, width):
-        decl = ", ".join(f"'{n}' at bytes {o - SHARED_START}..{o - SHARED_START + s - 1}"
-                         for n, (o, s) in self.variables.items()) or "no shared variables"
-        return (f"shared-memory byte {address - SHARED_START} (width {width}) is outside the "
-                f"{self.size - 0} bytes this block has ({decl})")
+        rel = address - SHARED_START
+        if not self.variables:
+            return f"shared-memory byte {rel}: this kernel declares no __shared__ memory"
+        def distance(item):
+            o, s = item[1][0] - SHARED_START, item[1][1]
+            return o - rel if rel < o else max(0, rel + width - (o + s))
+        name, (o, s) = min(self.variables.items(), key=distance)
+        o -= SHARED_START
+        n = s // width
+        if rel < o:
+            where = f"{o - rel} byte(s) before its start"
+        else:
+            where = f"element {(rel - o) // width}; the access ends {rel + width - o - s} byte(s) past its end"
+        others = ""
+        if len(self.variables) > 1:
+            others = "; the block's shared memory: " + ", ".join(
+                f"'{v}' bytes {vo - SHARED_START}..{vo - SHARED_START + vs - 1}" for v, (vo, vs) in self.variables.items())
+        return (f"__shared__ array '{name}' ({s} bytes = {n} elements of {width} bytes): {where} "
+                f"(valid: elements 0..{n - 1}{others})")
 
 
 class LocalMemory:
