@@ -1,0 +1,228 @@
+"""The ``%%cuda`` cell magic: compile a notebook cell with NVRTC and bind its kernels to names.
+
+    %load_ext course_lib          # or: import course_lib as cl; cl.setup()
+
+    %%cuda -DTILE=32
+    __global__ void scale(float* a, int n) { ... }
+
+After the cell runs, ``scale`` is a :class:`course_lib.Function`: ``scale.simulate(grid, block,
+args)`` runs it in the CPU simulator, ``scale(grid, block, args)`` on a GPU. Options:
+
+=====================================  =====================================================
+``-DNAME=VALUE`` or ``-D NAME=VALUE``  a preprocessor definition (repeatable)
+``--instantiate EXPR`` / ``-i EXPR``   compile a template instance, e.g. ``"tile<float, 32>"``;
+                                       ``-i t32=tile<float,32>`` binds it as ``t32``
+``--name MOD``                         also bind the :class:`course_lib.RawModule` as ``MOD``
+``--quiet`` / ``-q``                   print nothing when it compiles
+``--std=c++17`` (or other ``-``flags)  passed to NVRTC as they are
+=====================================  =====================================================
+
+A template kernel nobody instantiated is bound as a :class:`Template`: index it with types and
+numbers to get a Function (``tile[np.float32, 32]`` compiles ``tile<float, 32>``).
+
+The cell is compiled as ``cell[N].cu`` (N: the cell's execution count) with the ``%%cuda`` line
+kept as a comment, so line numbers in compile errors and simulator reports are the cell's own
+line numbers. Re-running an unchanged cell reuses the compiled module (no recompilation).
+Compile errors appear as a short message with a caret, not a traceback (every
+:class:`course_lib.KernelError` renders that way in IPython).
+
+This module does not compile (``nvrtc``) or run kernels (``module``); it only parses the magic
+line, builds the module and binds names.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+
+import numpy as np
+
+from .errors import KernelError
+from .module import Function, RawModule, _mangled_base
+
+_cache: dict = {}          # (magic line, cell) -> RawModule, so re-running a cell is instant
+_KERNEL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+"
+                     r"(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(")
+_TEMPLATE = re.compile(r"template\s*<[^{;]*?>\s*(?:static\s+)?__global__")
+
+
+class MagicUsageError(KernelError):
+    """The ``%%cuda`` line itself is wrong (an unknown option, a missing value)."""
+
+
+class Template:
+    """A template kernel of a ``%%cuda`` cell; index it to compile one instance.
+
+        tile[np.float32, 32, 8]        # -> Function for tile<float, 32, 8>
+        tile["float", 32, 8]           # the same
+    """
+
+    def __init__(self, module: RawModule, name: str):
+        self.module, self.name = module, name
+
+    def __getitem__(self, args) -> Function:
+        args = args if isinstance(args, tuple) else (args,)
+        return self.module.get_function(f"{self.name}<{', '.join(template_arg(a) for a in args)}>")
+
+    def __repr__(self):
+        return f"<template kernel {self.name}: index it to compile one, e.g. {self.name}[np.float32, 32]>"
+
+
+def template_arg(a) -> str:
+    """C++ spelling of one template argument: numpy types -> C types, bools -> true/false."""
+    from .transposes import C_TYPE
+    if isinstance(a, str):
+        return a
+    if isinstance(a, (bool, np.bool_)):
+        return "true" if a else "false"
+    if isinstance(a, (int, np.integer)):
+        return str(int(a))
+    try:
+        return C_TYPE[np.dtype(a)]
+    except (TypeError, KeyError):
+        raise KernelError(f"cannot use {a!r} as a template argument",
+                          hint="use a numpy type (np.float32), a C type name ('float') or an integer") from None
+
+
+def parse_line(line: str) -> dict:
+    """Split the magic line into defines, instantiations, module name, quiet flag, NVRTC options."""
+    opts = dict(defines={}, instantiate=[], name=None, quiet=False, options=[])
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:
+        raise MagicUsageError(f"cannot read the %%cuda line: {exc}", hint="check the quotes") from None
+    it = iter(words)
+    for w in it:
+        try:
+            if w in ("-D", "--define"):
+                w = "-D" + next(it)
+            if w.startswith("-D"):
+                key, _, val = w[2:].partition("=")
+                opts["defines"][key] = val or "1"
+            elif w in ("-i", "--instantiate"):
+                opts["instantiate"].append(next(it))
+            elif w.startswith("--instantiate="):
+                opts["instantiate"].append(w.split("=", 1)[1])
+            elif w in ("--name", "-n"):
+                opts["name"] = next(it)
+            elif w in ("-q", "--quiet"):
+                opts["quiet"] = True
+            elif w.startswith("-"):
+                opts["options"].append(w)
+            else:
+                raise MagicUsageError(f"%%cuda does not understand '{w}'",
+                                      hint="options: -DNAME=VALUE, --instantiate 'tile<float, 32>', "
+                                           "--name MOD, --quiet, or NVRTC flags such as --std=c++17")
+        except StopIteration:
+            raise MagicUsageError(f"%%cuda option {w} needs a value", hint=f"e.g. {w} VALUE") from None
+    return opts
+
+
+def compile_cell(line: str, cell: str, count=None) -> tuple[RawModule, dict]:
+    """Compile one cell; returns (module, {python name: Function or Template})."""
+    opts = parse_line(line)
+    aliases = {}
+    for item in opts["instantiate"]:
+        alias, eq, expr = item.partition("=")
+        if eq and "<" not in alias and alias.strip().isidentifier():
+            aliases[expr.strip()] = alias.strip()
+        else:
+            aliases[item.strip()] = None
+    key = (line, cell)
+    module = _cache.get(key)
+    if module is None:
+        # the magic line stays as a comment so that line N of the source is line N of the cell
+        source = "// %%cuda " + line.rstrip("\\ ") + "\n" + cell
+        std = () if any(o.lstrip("-").startswith("std") for o in opts["options"]) else ("-std=c++17",)
+        module = RawModule(code=source, options=(*std, *opts["options"]),
+                           name_expressions=tuple(aliases), defines=opts["defines"],
+                           filename=f"cell[{count if count is not None else '?'}].cu")
+        module.compile()
+        _cache[key] = module
+    return module, bind_names(module, aliases, opts["name"])
+
+
+def bind_names(module: RawModule, aliases: dict, module_name=None) -> dict:
+    names = {}
+    entries = module._compiled.entries
+    lowered = set(module._compiled.lowered_names.values())
+    for expr, alias in aliases.items():
+        base = expr.split("<")[0].strip()
+        unique = sum(e.split("<")[0].strip() == base for e in aliases) == 1
+        py = alias or (base if unique else re.sub(r"\W+", "_", expr).strip("_"))
+        names[py] = module.get_function(expr)
+    for entry in entries:
+        if entry in lowered:
+            continue
+        base = _mangled_base(entry) or entry
+        if base not in names:
+            names[base] = module.get_function(base if base != entry and _unique_base(entries, base) else entry)
+    declared = _KERNEL.findall(_strip_comments(module.code))
+    for name in declared:
+        if name not in names and _is_template(module.code, name):
+            names[name] = Template(module, name)
+    if module_name:
+        names[module_name] = module
+    return names
+
+
+def _unique_base(entries, base):
+    return sum((_mangled_base(e) or e) == base for e in entries) == 1
+
+
+def _is_template(code, name):
+    m = re.search(r"((?:template\s*<[^{;]*?>\s*)?)(?:static\s+)?__global__[^;{(]*?\b" + re.escape(name) + r"\s*\(",
+                  _strip_comments(code))
+    return bool(m and m.group(1))
+
+
+def _strip_comments(src):
+    return re.sub(r"//[^\n]*|/\*.*?\*/", "", src, flags=re.S)
+
+
+def describe(names: dict) -> str:
+    """One line per bound name: what a student can now call."""
+    out = []
+    for py, obj in names.items():
+        if isinstance(obj, Function):
+            sig = ", ".join(f"{p.ctype} {p.name}" for p in obj.signature) if obj.signature else "..."
+            label = obj.name if obj.name == py else f"{py} = {obj.name}"
+            out.append(f"{label}({sig})")
+        elif isinstance(obj, Template):
+            out.append(f"{py}[...]  (template: index it with its arguments)")
+        else:
+            out.append(f"{py}  (the module)")
+    return "compiled: " + ("; ".join(out) if out else "no __global__ kernels in this cell")
+
+
+# ---------------------------------------------------------------------------------- IPython
+
+def cuda(line: str, cell: str):
+    """The %%cuda cell magic (see the module docstring)."""
+    from IPython import get_ipython
+    ip = get_ipython()
+    # IPython counts the running cell before running it: In [n] sees execution_count == n + 1
+    count = getattr(ip, "execution_count", 1) - 1
+    module, names = compile_cell(line, cell, count)
+    ip.user_ns.update(names)
+    if not parse_line(line)["quiet"]:
+        print(describe(names))
+
+
+def register(ip=None) -> None:
+    """Register %%cuda in the running IPython, if any (KernelErrors already display briefly)."""
+    if ip is None:
+        try:
+            from IPython import get_ipython
+            ip = get_ipython()
+        except ImportError:
+            return
+    if ip is None:
+        return
+    ip.register_magic_function(cuda, magic_kind="cell", magic_name="cuda")
+
+
+def load_ipython_extension(ip):
+    register(ip)
+
+
+register()  # importing this module inside IPython is enough to get %%cuda
