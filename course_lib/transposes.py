@@ -46,19 +46,43 @@ class Spec:
     itemsizes: tuple = (1, 2, 4, 8)
     lesson: str = ""                   # which notebook introduces it
     check: Callable | None = None      # params, dtype -> error message or None (constraints)
+    grid: Callable | None = None       # params, rows, cols -> grid, when not one block per tile
+    dtype_defaults: Callable | None = None   # dtype -> defaults that depend on the element size
+    bench: bool = True                 # worth timing at benchmark sizes
 
 
 SPECS: dict[str, Spec] = {}
+DEMOS: dict[str, Spec] = {}            # correct, but too slow for big shapes (kernel() finds them)
 
 
-def register(spec: Spec) -> Spec:
-    SPECS[spec.key] = spec
+def register(spec: Spec, table=None) -> Spec:
+    (SPECS if table is None else table)[spec.key] = spec
     return spec
 
 
+def _square(p):
+    return p["TILE"], p["TILE"]
+
+
+def _tile_block(p):
+    return p["TILE"], p["BLOCK_ROWS"]
+
+
+def _max_threads(n):
+    return None if n <= 1024 else f"a block of {n} threads is more than the 1024 a GPU allows"
+
+
 register(Spec("copy", "Copy (the upper bound)", "copy.cu", "copy<{T}, {TILE}, {BLOCK_ROWS}>",
-              tile=lambda p: (p["TILE"], p["TILE"]), block=lambda p: (p["TILE"], p["BLOCK_ROWS"]),
-              defaults=dict(TILE=32, BLOCK_ROWS=8), is_copy=True, lesson="03"))
+              tile=_square, block=_tile_block, defaults=dict(TILE=32, BLOCK_ROWS=8), is_copy=True, lesson="03"))
+register(Spec("copy_shared", "Copy through a shared tile, with a barrier", "copy.cu",
+              "copy_shared<{T}, {TILE}, {BLOCK_ROWS}>", tile=_square, block=_tile_block,
+              defaults=dict(TILE=32, BLOCK_ROWS=8), is_copy=True, lesson="06"))
+register(Spec("per_row", "One thread per row of out", "simple.cu", "per_row<{T}>",
+              tile=lambda p: (p["BLOCK"], 1), block=lambda p: (p["BLOCK"], 1), defaults=dict(BLOCK=256),
+              grid=lambda p, rows, cols: (-(-cols // p["BLOCK"]), 1), lesson="01", bench=False))
+register(Spec("serial", "One thread for the whole matrix", "simple.cu", "serial<{T}>",
+              tile=lambda p: (1, 1), block=lambda p: (1, 1), grid=lambda p, rows, cols: (1, 1),
+              lesson="01", bench=False), DEMOS)
 register(Spec("naive_row", "Naive: read rows, write columns", "naive.cu", "naive_row<{T}>",
               tile=lambda p: (p["BX"], p["BY"]), block=lambda p: (p["BX"], p["BY"]),
               defaults=dict(BX=32, BY=8), lesson="03"))
@@ -66,23 +90,77 @@ register(Spec("naive_col", "Naive: read columns, write rows", "naive.cu", "naive
               tile=lambda p: (p["BX"], p["BY"]), block=lambda p: (p["BX"], p["BY"]),
               defaults=dict(BX=32, BY=8), swap_grid=True, lesson="03"))
 register(Spec("tile", "Shared-memory tile", "tile.cu", "tile<{T}, {TILE}, {BLOCK_ROWS}, {PAD}>",
-              tile=lambda p: (p["TILE"], p["TILE"]), block=lambda p: (p["TILE"], p["BLOCK_ROWS"]),
-              defaults=dict(TILE=32, BLOCK_ROWS=32, PAD=0), lesson="04"))
+              tile=_square, block=_tile_block, defaults=dict(TILE=32, BLOCK_ROWS=32, PAD=0), lesson="04"))
 register(Spec("padded", "Shared-memory tile, padded by one", "tile.cu", "tile<{T}, {TILE}, {BLOCK_ROWS}, {PAD}>",
-              tile=lambda p: (p["TILE"], p["TILE"]), block=lambda p: (p["TILE"], p["BLOCK_ROWS"]),
-              defaults=dict(TILE=32, BLOCK_ROWS=32, PAD=1), lesson="05"))
+              tile=_square, block=_tile_block, defaults=dict(TILE=32, BLOCK_ROWS=32, PAD=1), lesson="05"))
+register(Spec("rect", "32x16 block, remapped read-out (CUDA_Freshman)", "rect.cu", "rect<{T}, {BX}, {BY}, {PAD}>",
+              tile=lambda p: (p["BX"], p["BY"]), block=lambda p: (p["BX"], p["BY"]),
+              defaults=dict(BX=32, BY=16, PAD=0), lesson="05", check=lambda p, d: _max_threads(p["BX"] * p["BY"])))
+register(Spec("swizzle", "XOR-swizzled tile, no padding", "swizzle.cu", "swizzle<{T}, {TILE}, {BLOCK_ROWS}>",
+              tile=_square, block=_tile_block, defaults=dict(TILE=32, BLOCK_ROWS=8), lesson="05",
+              check=lambda p, d: None if p["TILE"] & (p["TILE"] - 1) == 0 else "TILE must be a power of two"))
 register(Spec("padded_32x8", "Padded tile, 32x8 threads (4 elements each)", "tile.cu",
               "tile<{T}, {TILE}, {BLOCK_ROWS}, {PAD}>",
-              tile=lambda p: (p["TILE"], p["TILE"]), block=lambda p: (p["TILE"], p["BLOCK_ROWS"]),
-              defaults=dict(TILE=32, BLOCK_ROWS=8, PAD=1), lesson="06"))
+              tile=_square, block=_tile_block, defaults=dict(TILE=32, BLOCK_ROWS=8, PAD=1), lesson="06"))
+register(Spec("unrolled", "Two tiles per 32x16 block (CUDA_Freshman's unrolling)", "unrolled.cu",
+              "unrolled<{T}, {BX}, {BY}, {UNROLL}, {PAD}>",
+              tile=lambda p: (p["BX"] * p["UNROLL"], p["BY"]), block=lambda p: (p["BX"], p["BY"]),
+              defaults=dict(BX=32, BY=16, UNROLL=2, PAD=2), lesson="06",
+              check=lambda p, d: _max_threads(p["BX"] * p["BY"])))
+
+
+def _vec_check(p, dtype):
+    v = 16 // dtype.itemsize
+    if p["TILE"] % v:
+        return f"TILE = {p['TILE']} is not a whole number of {v}-element (16-byte) vectors"
+    return _max_threads(p["TILE"] // v * p["BLOCK_ROWS"])
+
+
+register(Spec("vec", "16-byte (float4) loads and stores, 32x32 tile", "vec.cu", "vec<{T}, {TILE}, {BLOCK_ROWS}, {PAD}>",
+              tile=_square, block=lambda p: (p["TILE"] // p["_V"], p["BLOCK_ROWS"]),
+              defaults=dict(TILE=32, BLOCK_ROWS=32, PAD=0), lesson="07", check=_vec_check))
+register(Spec("packed", "8/16-bit elements as 32-bit words, __byte_perm", "packed.cu", "packed<{T}, {BLOCK_ROWS}, {PAD}>",
+              tile=lambda p: (32 * p.get("_E", 1), 32), block=lambda p: (32, p["BLOCK_ROWS"]),
+              defaults=dict(BLOCK_ROWS=8, PAD=1), lesson="09",
+              check=lambda p, d: None if 32 % p["BLOCK_ROWS"] == 0 else "BLOCK_ROWS must divide 32"))
+
+
+def _fast_check(p, dtype):
+    s, tr, tc = dtype.itemsize, p["TR"], p["TC"]
+    if tc * s % 16:
+        return f"TC * {s} bytes must be a multiple of 16 (whole 16-byte chunks per tile row)"
+    if tr * tc * s > 48 * 1024:
+        return f"a {tr}x{tc} tile of {s}-byte elements needs {tr * tc * s} bytes of shared memory; 48 KiB is the limit"
+    if p["THREADS"] % 32 or not 32 <= p["THREADS"] <= 1024:
+        return "THREADS must be a multiple of 32, at most 1024"
+    return None
+
+
+_FAST = dict(TR=64, TC=64, THREADS=256, SWZ=1, GROUP=1)
+register(Spec("vec64", "64x64 tile, 16-byte accesses, swizzled (conflict-free)", "fast.cu",
+              "fast<{T}, {TR}, {TC}, {THREADS}, {SWZ}, {GROUP}>",
+              tile=lambda p: (p["TC"], p["TR"]), block=lambda p: (p["THREADS"], 1),
+              defaults=dict(_FAST), lesson="07", check=_fast_check))
+register(Spec("fast", "Fastest: 16-byte accesses, swizzled tile, tuned per dtype", "fast.cu",
+              "fast<{T}, {TR}, {TC}, {THREADS}, {SWZ}, {GROUP}>",
+              tile=lambda p: (p["TC"], p["TR"]), block=lambda p: (p["THREADS"], 1),
+              defaults=dict(_FAST), lesson="11", check=_fast_check,
+              dtype_defaults=lambda d: {1: dict(TR=128, TC=128), 2: dict(TR=128, TC=128)}.get(d.itemsize, {})))
+register(Spec("aos", "Structs of I elements through shared memory (Giles)", "aos.cu", "aos<{T}, {I}, {WARPS}, {MAP}>",
+              tile=lambda p: (p["I"], 32 * p["WARPS"]), block=lambda p: (32, p["WARPS"]),
+              defaults=dict(I=6, WARPS=4, MAP=1), lesson="08",
+              check=lambda p, d: None if p["MAP"] in (0, 1, 2) and p["I"] >= 1 else "I >= 1 and MAP in 0, 1, 2"))
 
 _modules: dict = {}
 
 
-def module_for(file: str) -> RawModule:
-    if file not in _modules:
-        _modules[file] = RawModule(path=file, options=("-std=c++17",))
-    return _modules[file]
+def module_for(file: str, name: str | None = None) -> RawModule:
+    """The compiled kernels/ file; with `name`, a module holding just that template instance
+    (so a new instance compiles alone instead of recompiling every earlier one)."""
+    key = (file, name)
+    if key not in _modules:
+        _modules[key] = RawModule(path=file, options=("-std=c++17",), name_expressions=(name,) if name else ())
+    return _modules[key]
 
 
 class Transpose:
@@ -100,13 +178,15 @@ class Transpose:
             if problem:
                 raise ValueError(f"{spec.key}: {problem}")
         self.name = spec.template.format(T=C_TYPE[self.dtype], **params)
+        s = self.dtype.itemsize   # tile and block may depend on the element size
+        self._shape_params = {**params, "_S": s, "_V": 16 // s, "_E": max(1, 4 // s)}
 
     def __repr__(self):
         return f"<Transpose {self.spec.key}: {self.name}>"
 
     @property
     def function(self):
-        return module_for(self.spec.file).get_function(self.name)
+        return module_for(self.spec.file, self.name).get_function(self.name)
 
     @property
     def source(self) -> str:
@@ -117,8 +197,11 @@ class Transpose:
 
     def config(self, rows, cols):
         """(grid, block) for an input of rows x cols."""
-        tc, tr = self.spec.tile(self.params)
-        bx, by = self.spec.block(self.params)
+        p = self._shape_params
+        bx, by = self.spec.block(p)
+        if self.spec.grid:
+            return tuple(self.spec.grid(p, rows, cols)), (bx, by)
+        tc, tr = self.spec.tile(p)
         if self.spec.swap_grid:
             return (-(-rows // tc), -(-cols // tr)), (bx, by)
         return (-(-cols // tc), -(-rows // tr)), (bx, by)
@@ -153,16 +236,19 @@ class Transpose:
 
 
 def kernel(key: str, dtype=np.float32, **params) -> Transpose:
-    if key not in SPECS:
+    """The course kernel `key` for elements of `dtype`; params override its defaults."""
+    spec = SPECS.get(key) or DEMOS.get(key)
+    if spec is None:
         import difflib
-        close = difflib.get_close_matches(key, SPECS, n=3)
+        known = list(SPECS) + list(DEMOS)
+        close = difflib.get_close_matches(key, known, n=3)
         raise KeyError(f"no course kernel '{key}'" + (f"; did you mean {', '.join(close)}?" if close else "")
-                       + f" Known: {', '.join(SPECS)}")
-    spec = SPECS[key]
+                       + f" Known: {', '.join(known)}")
     unknown = set(params) - set(spec.defaults)
     if unknown:
         raise TypeError(f"{key} has no parameter(s) {', '.join(sorted(unknown))}; it takes {', '.join(spec.defaults) or 'none'}")
-    return Transpose(spec, dtype, {**spec.defaults, **params})
+    per_dtype = spec.dtype_defaults(np.dtype(dtype)) if spec.dtype_defaults else {}
+    return Transpose(spec, dtype, {**spec.defaults, **per_dtype, **params})
 
 
 def poisoned(shape, dtype) -> np.ndarray:
