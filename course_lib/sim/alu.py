@@ -2,25 +2,26 @@
 
 ``plan(ins)`` returns ``(fn, src_types, dst_type)``: the executor fetches each source operand
 viewed as ``src_types[i]`` (a PTX type name), calls ``fn(*sources)``, and stores the result
-as ``dst_type``. The table ``OPS`` has one entry per opcode, built from a few generic helpers.
+as ``dst_type``. The table ``OPS`` has one entry per opcode, built from a few generic helpers;
+floating-point arithmetic lives in ``float_ops`` (rounding modes, ftz, sat, halves).
 
-Exact PTX semantics, not C's or numpy's: integers wrap; shifts by >= the width clamp;
-division truncates toward zero; float->int conversions saturate and send NaN to 0; float
-comparisons are ordered unless the ``u`` form is used; f32 arithmetic results that are NaN
-are the GPU's canonical NaN; directed rounding modes (.rz/.rm/.rp) are exact for add, sub,
-mul, fma, div and sqrt in f32. Limits: approximate instructions (``ex2.approx``, ``sin.approx``,
-``rsqrt.approx``...) are computed exactly and rounded, which can differ from the hardware in
-the last bits; f64 ``fma`` uses error-free transformations (exact except in rare
-double-rounding cases).
+Exact PTX semantics, not C's or numpy's: integers wrap; shifts by >= the width clamp (the
+shift amount is unsigned, so a negative one is huge); division truncates toward zero;
+``mul24``/``mad24`` use the low 24 bits (sign-extended for .s32); ``bfe``/``bfi``/``prmt``/
+``shf``/``lop3`` follow the ISA's bit-level pseudocode. Values the ISA leaves unspecified
+(integer division by zero: -1 / all ones; ``MIN / -1``: MIN) are what this simulator picks,
+not promises; ``benchmarks/gpu_semantics.py`` compares them with a GPU.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..ptx import TYPES
+from . import float_ops
+from .float_ops import canon, compare, ftz  # noqa: F401  (used by instructions.py)
 
-F32_NAN = np.uint32(0x7FFFFFFF).view(np.float32)
-F64_NAN = np.uint64(0x7FFFFFFFFFFFFFFF).view(np.float64)
+FLOAT_TYPES = ("f16", "f32", "f64", "bf16")
+PACKED = ("f16x2", "bf16x2")
 
 
 def np_type(t):
@@ -32,154 +33,11 @@ def bits(t):
 
 
 def is_float(t):
-    return t in ("f16", "f32", "f64", "bf16")
+    return t in FLOAT_TYPES
 
 
 def is_signed(t):
     return t.startswith("s")
-
-
-def _rounding(ins):
-    for m in ins.mods:
-        if m in ("rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "rna"):
-            return m
-    return None
-
-
-def canon(x):
-    """Replace NaN results with the canonical NaN the GPU produces."""
-    if x.dtype == np.float32:
-        return np.where(np.isnan(x), F32_NAN, x)
-    if x.dtype == np.float64:
-        return np.where(np.isnan(x), F64_NAN, x)
-    return x
-
-
-def ftz(x):
-    if x.dtype == np.float32:
-        return np.where(np.abs(x) < np.float32(1.1754944e-38), np.copysign(np.float32(0), x), x)
-    return x
-
-
-# ----------------------------------------------------------------------------- float rounding
-
-def _two_sum(a, b):
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
-
-
-def round_to_f32(x64, err, mode):
-    """Round the exact value x64 + err (an f64 plus a tiny residual) to f32 in a PTX mode."""
-    r = x64.astype(np.float32)
-    if mode in (None, "rn") and not np.any(err):
-        return r
-    r64 = r.astype(np.float64)
-    finite = np.isfinite(x64)
-    d = np.sign((x64 - r64) + err)                       # sign of (exact - r)
-    if mode in (None, "rn"):
-        # rounding x64 is right unless x64 sits exactly halfway; then the residual decides
-        other = np.nextafter(r, np.where(x64 > r64, np.float32(np.inf), np.float32(-np.inf)))
-        tie = np.abs(x64 - r64) * 2 == np.abs(other.astype(np.float64) - r64)
-        fix = finite & tie & (err != 0) & (np.sign(err) == np.sign(x64 - r64))
-        return np.where(fix, other, r)
-    if mode == "rz":
-        bad, target = finite & (d != 0) & (d == -np.sign(r64)), np.float32(0)
-    elif mode == "rm":
-        bad, target = finite & (d < 0), np.float32(-np.inf)
-    else:  # rp
-        bad, target = finite & (d > 0), np.float32(np.inf)
-    return np.where(bad, np.nextafter(r, target), r)
-
-
-def _f32_exact(op):
-    """f32 op with any rounding mode: compute exactly in f64 (+ residual), round once."""
-    def build(ins):
-        mode = _rounding(ins)
-        flush = "ftz" in ins.mods
-        sat = "sat" in ins.mods
-
-        def fn(*xs):
-            if flush:
-                xs = [ftz(x) for x in xs]
-            if mode in (None, "rn") and op in _NATIVE:
-                r = _NATIVE[op](*xs)
-            else:
-                x64, err = _EXACT[op](*[x.astype(np.float64) for x in xs])
-                r = round_to_f32(x64, err, mode)
-            if flush:
-                r = ftz(r)
-            if sat:
-                r = np.where(np.isnan(r), np.float32(0), np.clip(r, 0, 1)).astype(np.float32)
-            return canon(r)
-        return fn
-    return build
-
-
-_NATIVE = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
-           "sqrt": np.sqrt, "rcp": lambda x: np.float32(1) / x}
-
-
-def _fma64(a, b, c):  # a*b exact in f64 for f32 inputs; the sum's residual is kept
-    return _two_sum(a * b, c)
-
-
-def _div64(a, b):
-    q = a / b
-    r = q.astype(np.float32).astype(np.float64)
-    # residual sign of a/b - q: a - q*b computed exactly where q is an f32 value
-    with np.errstate(all="ignore"):
-        resid = np.where(q == r, (a - r * b) * np.sign(b), 0.0)
-    return q, resid
-
-
-def _sqrt64(a):
-    q = np.sqrt(a)
-    r = q.astype(np.float32).astype(np.float64)
-    with np.errstate(all="ignore"):
-        resid = np.where(q == r, a - r * r, 0.0)
-    return q, resid
-
-
-_EXACT = {"add": lambda a, b: _two_sum(a, b), "sub": lambda a, b: _two_sum(a, -b),
-          "mul": lambda a, b: (a * b, 0.0), "fma": _fma64, "div": _div64, "sqrt": _sqrt64,
-          "rcp": lambda a: _div64(np.ones_like(a), a)}
-
-
-def _fma_f64(a, b, c):
-    """Fused a*b+c in f64 via Dekker's exact product and a compensated sum."""
-    p = a * b
-    split = 134217729.0
-    def halves(x):
-        t = split * x
-        hi = t - (t - x)
-        return hi, x - hi
-    ah, al = halves(a)
-    bh, bl = halves(b)
-    pe = ((ah * bh - p) + ah * bl + al * bh) + al * bl
-    s, e = _two_sum(p, c)
-    out = s + (e + pe)
-    return np.where(np.isfinite(p), out, p + c)
-
-
-def _float_op(name):
-    def build(ins):
-        t = ins.type
-        if t == "f32" or (name == "fma" and t == "f32"):
-            f = _f32_exact(name)(ins)
-            return f
-        if t == "f64":
-            if name == "fma":
-                return lambda a, b, c: canon(_fma_f64(a, b, c))
-            return lambda *xs: canon(_NATIVE[name](*xs))
-        if t == "f16":
-            def f16(*xs):
-                r = _NATIVE[name](*[x.astype(np.float32) for x in xs]) if name != "fma" else \
-                    xs[0].astype(np.float64) * xs[1] + xs[2]
-                return r.astype(np.float16)
-            return f16
-        raise KeyError
-    return build
 
 
 # ----------------------------------------------------------------------------- integer helpers
@@ -205,8 +63,6 @@ def _mul_hi64(a, b, signed):
 
 def _mul(ins):
     t = ins.type
-    if is_float(t):
-        return _float_op("mul")(ins), [t, t], t
     n = np_type(t)
     if "wide" in ins.mods:
         w = _wide_type(t)
@@ -221,12 +77,30 @@ def _mul(ins):
 
 def _mad(ins):
     t = ins.type
-    if is_float(t):
-        return _float_op("fma")(ins), [t, t, t], t
     mul, _, mt = _mul(ins)
     if "wide" in ins.mods:
         return (lambda a, b, c: mul(a, b) + c), [t, t, mt], mt
     return (lambda a, b, c: (mul(a, b) + c).astype(np_type(t), copy=False)), [t, t, t], t
+
+
+def _mul24(ins, mad=False):
+    """The 48-bit product of the low 24 bits (sign-extended for .s32); .hi = bits 47..16."""
+    t = ins.type
+    hi = "hi" in ins.mods
+    if "sat" in ins.mods:
+        raise KeyError("mad24.hi.sat")
+
+    def low24(x):
+        x = x.astype(np.int64)
+        return ((x << 40) >> 40) if is_signed(t) else (x & 0xFFFFFF)
+
+    def fn(a, b, c=None):
+        p = low24(a) * low24(b)
+        r = (p >> 16) if hi else p
+        if c is not None:
+            r = r + c.astype(np.int64)
+        return (r & 0xFFFFFFFF).astype(np.uint32).view(np_type(t))
+    return fn, [t] * (3 if mad else 2), t
 
 
 def _sat_add(op):
@@ -236,11 +110,9 @@ def _sat_add(op):
     return fn
 
 
-def _arith(name, op):
+def _int_arith(name, op):
     def build(ins):
         t = ins.type
-        if is_float(t):
-            return _float_op(name)(ins), [t, t], t
         if "sat" in ins.mods and t == "s32":
             return _sat_add(op), [t, t], t
         n = np_type(t)
@@ -248,35 +120,31 @@ def _arith(name, op):
     return build
 
 
-def _div(ins):
+def _magnitude(x):
+    """|x| of a signed integer array as uint64 (exact for the most negative value too)."""
+    x = x.astype(np.int64)
+    return np.where(x < 0, (~x).view(np.uint64) + np.uint64(1), x.view(np.uint64))
+
+
+def _divmod(ins, want_rem):
     t = ins.type
-    if is_float(t):
-        if t == "f32" and ("approx" in ins.mods or "full" in ins.mods):
-            return (lambda a, b: canon(a / b)), [t, t], t
-        return _float_op("div")(ins), [t, t], t
     n = np_type(t)
 
     def fn(a, b):
         zero = b == 0
-        safe = np.where(zero, 1, b)
-        if is_signed(t):  # C division: truncate toward zero; MIN / -1 wraps to MIN
-            q = (np.abs(a.astype(np.int64) if bits(t) < 64 else a) // np.abs(safe)).astype(n)
-            q = np.where((a < 0) != (safe < 0), -q, q).astype(n)
+        if is_signed(t):  # truncate toward zero; MIN / -1 wraps to MIN and MIN % -1 is 0
+            ua, ub = _magnitude(a), _magnitude(b)
+            ub = np.where(zero, np.uint64(1), ub)
+            q, r = ua // ub, ua % ub
+            q = np.where((a < 0) != (b < 0), ~q + np.uint64(1), q)
+            r = np.where(a < 0, ~r + np.uint64(1), r)
+            out = (r if want_rem else q).view(np.int64).astype(n)
         else:
-            q = a // safe
-        return np.where(zero, n(-1) if is_signed(t) else np.iinfo(n).max, q).astype(n)
-    return fn, [t, t], t
-
-
-def _rem(ins):
-    t = ins.type
-    n = np_type(t)
-
-    def fn(a, b):
-        zero = b == 0
-        safe = np.where(zero, 1, b)
-        r = np.fmod(a, safe) if is_signed(t) else a % safe
-        return np.where(zero, a, r).astype(n)
+            safe = np.where(zero, n(1), b)
+            out = (a % safe) if want_rem else (a // safe)
+        # division by zero is unspecified in PTX: a quotient of all ones, a remainder of a
+        fill = a if want_rem else (n(-1) if is_signed(t) else np.iinfo(n).max)
+        return np.where(zero, fill, out).astype(n)
     return fn, [t, t], t
 
 
@@ -314,55 +182,23 @@ def _bitwise(op):
     return build
 
 
-def _minmax(name):
-    npop = np.minimum if name == "min" else np.maximum
-
-    def build(ins):
-        t = ins.type
-        if is_float(t):
-            def fn(a, b):  # PTX min/max return the non-NaN operand
-                r = np.where(np.isnan(a), b, np.where(np.isnan(b), a, npop(a, b)))
-                return canon(r)
-            return fn, [t, t], t
-        return (lambda a, b: npop(a, b)), [t, t], t
-    return build
-
-
-def _unary(fn_int, fn_float=None):
-    def build(ins):
-        t = ins.type
-        if is_float(t) and fn_float is not None:
-            if t == "f32" and "ftz" in ins.mods:
-                return (lambda a: ftz(canon(fn_float(ftz(a))))), [t], t
-            return (lambda a: canon(fn_float(a)) if fn_float is not np.negative else fn_float(a)), [t], t
-        n = np_type(t)
-        return (lambda a: fn_int(a).astype(n)), [t], t
-    return build
-
-
 def _setp(ins):
     cmp = ins.mods[0]
     t = ins.type
+    if t in PACKED:
+        raise KeyError("setp on packed halves")
     combine = next((m for m in ins.mods if m in ("and", "or", "xor")), None)
-    fn = compare(cmp, t)
+    fn = compare(cmp, t) if is_float(t) else _int_compare(cmp)
     if combine:
         c = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}[combine]
         return (lambda a, b, p: c(fn(a, b), p)), [t, t, "pred"], "pred"
     return fn, [t, t], "pred"
 
 
-def compare(cmp, t):
-    ops = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
-           "gt": np.greater, "ge": np.greater_equal,
-           "lo": np.less, "ls": np.less_equal, "hi": np.greater, "hs": np.greater_equal}
-    if is_float(t):
-        if cmp in ("num", "nan"):
-            return lambda a, b: (~(np.isnan(a) | np.isnan(b))) if cmp == "num" else (np.isnan(a) | np.isnan(b))
-        base = ops[cmp.rstrip("u")] if cmp.endswith("u") and cmp != "u" else ops[cmp]
-        if cmp.endswith("u"):
-            return lambda a, b: base(a, b) | np.isnan(a) | np.isnan(b)
-        return lambda a, b: base(a, b) & ~(np.isnan(a) | np.isnan(b))
-    return ops[cmp]
+def _int_compare(cmp):
+    return {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+            "gt": np.greater, "ge": np.greater_equal,
+            "lo": np.less, "ls": np.less_equal, "hi": np.greater, "hs": np.greater_equal}[cmp]
 
 
 def _selp(ins):
@@ -372,7 +208,8 @@ def _selp(ins):
 
 def _slct(ins):
     t, ct = ins.mods[-2], ins.mods[-1]
-    return (lambda a, b, c: np.where(c >= 0, a, b)), [t, t, ct], t
+    flush = "ftz" in ins.mods
+    return (lambda a, b, c: np.where((ftz(c) if flush else c) >= 0, a, b)), [t, t, ct], t
 
 
 def _popc(ins):
@@ -408,25 +245,36 @@ def _brev(ins):
     return fn, [t], t
 
 
+def _unsigned_bits(a, w):
+    return a.view(np.uint32 if w == 32 else np.uint64).astype(np.uint64)
+
+
+def _low_mask(nbits):
+    """(1 << nbits) - 1 for nbits in 0..64, as uint64."""
+    nb = nbits.astype(np.uint64)
+    return np.where(nb >= 64, np.uint64(2**64 - 1), (np.uint64(1) << np.minimum(nb, np.uint64(63))) - np.uint64(1))
+
+
 def _bfe(ins):
+    """d[i] = a[pos+i] for i < len and pos+i < w, else the sign bit a[min(pos+len-1, w-1)]
+    (0 for unsigned types or len == 0); pos and len are the low 8 bits of b and c."""
     t = ins.type
     w = bits(t)
     n = np_type(t)
 
     def fn(a, pos, length):
-        p = np.minimum(pos & 0xFF, 255).astype(np.int64)
-        ln = np.minimum(length & 0xFF, 255).astype(np.int64)
-        u = a.astype(np.uint64) if not is_signed(t) else a.astype(np.int64).view(np.uint64)
-        shifted = np.where(p >= w, np.uint64(0) if not is_signed(t) else u >> np.uint64(w - 1),
-                           u >> np.minimum(p, w - 1).astype(np.uint64))
-        mask = np.where(ln >= 64, np.uint64(2**64 - 1), (np.uint64(1) << np.minimum(ln, 63).astype(np.uint64)) - np.uint64(1))
+        p = (np.asarray(pos).astype(np.int64) & 0xFF)
+        ln = (np.asarray(length).astype(np.int64) & 0xFF)
+        u = _unsigned_bits(np.asarray(a), w)
+        taken = np.clip(np.minimum(ln, w - p), 0, w)
+        shifted = np.where(p < w, u >> np.minimum(p, 63).astype(np.uint64), np.uint64(0))
+        mask = _low_mask(taken)
         r = shifted & mask
-        if is_signed(t):  # sign bit is bit min(pos+len-1, w-1) of a
-            sbit = np.minimum(p + ln - 1, w - 1)
-            sign = ((a.astype(np.int64).view(np.uint64) >> sbit.astype(np.uint64)) & np.uint64(1)).astype(bool) & (ln > 0)
-            r = np.where(sign & (ln < w), r | ~mask, r)
-        r = np.where(ln == 0, np.uint64(0), r)
-        return r.astype(np.uint64 if w == 64 else np.uint32).astype(n) if not is_signed(t) else r.view(np.int64).astype(n)
+        if is_signed(t):
+            top = np.clip(p + ln - 1, 0, w - 1).astype(np.uint64)
+            sbit = ((u >> top) & np.uint64(1)).astype(bool) & (ln > 0)
+            r = np.where(sbit, r | (~mask & _low_mask(np.full(r.shape, w))), r)
+        return r.astype(np.uint32 if w == 32 else np.uint64).view(n)
     return fn, [t, "u32", "u32"], t
 
 
@@ -445,25 +293,27 @@ def _bfi(ins):
     return fn, [t, t, "u32", "u32"], t
 
 
+# byte i of the result, for each prmt mode and selector c[1:0] = k (PTX ISA table)
+_PRMT = {"f4e": lambda k, i: (k + i) & 7, "b4e": lambda k, i: (k - i) & 7, "rc8": lambda k, i: k,
+         "ecl": lambda k, i: np.maximum(k, i), "ecr": lambda k, i: np.minimum(k, i),
+         "rc16": lambda k, i: (k & 1) * 2 + (i & 1)}
+
+
 def _prmt(ins):
-    mode = next((m for m in ins.mods if m in ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")), None)
+    mode = next((m for m in ins.mods if m in _PRMT), None)
 
     def fn(a, b, c):
-        src = np.stack([a.astype(np.uint64) | (b.astype(np.uint64) << np.uint64(32))], -1)[..., 0]
-        sel = c.astype(np.uint32)
+        src = a.astype(np.uint64) | (b.astype(np.uint64) << np.uint64(32))
+        sel = np.asarray(c).astype(np.int64)
         out = np.zeros(np.broadcast(a, b, c).shape, np.uint32)
         for i in range(4):
             if mode is None:
-                s = (sel >> np.uint32(4 * i)) & np.uint32(0xF)
-                byte = (src >> (np.uint64(8) * (s & np.uint32(7)).astype(np.uint64))) & np.uint64(0xFF)
+                s = (sel >> (4 * i)) & 0xF
+                byte = (src >> (np.uint64(8) * (s & 7).astype(np.uint64))) & np.uint64(0xFF)
                 msb = (byte >> np.uint64(7)) & np.uint64(1)
-                byte = np.where(s & np.uint32(8), msb * np.uint64(0xFF), byte)
+                byte = np.where(s & 8, msb * np.uint64(0xFF), byte)
             else:
-                k = sel & np.uint32(3)
-                idx = {"f4e": (k + i) & 7, "b4e": (k - i) & 7,
-                       "rc8": k, "ecl": np.maximum(k, i) if False else np.where(i >= k, k, i),
-                       "ecr": np.where(i <= k, k, i), "rc16": (k & 1) * 2 + (i & 1)}[mode]
-                idx = np.asarray(idx, np.uint64)
+                idx = np.asarray(_PRMT[mode](sel & 3, i), np.int64).astype(np.uint64)
                 byte = (src >> (np.uint64(8) * idx)) & np.uint64(0xFF)
             out |= (byte.astype(np.uint32) << np.uint32(8 * i))
         return out
@@ -477,7 +327,7 @@ def _shf(ins):
     def fn(a, b, c):
         n = np.minimum(c, 32) if clamp else c & np.uint32(31)
         wide = a.astype(np.uint64) | (b.astype(np.uint64) << np.uint64(32))
-        n = n.astype(np.uint64)
+        n = np.asarray(n).astype(np.uint64)
         if left:
             return ((wide << n) >> np.uint64(32)).astype(np.uint32)
         return (wide >> n).astype(np.uint32)
@@ -494,13 +344,6 @@ def _lop3(ins):
     return fn, ["b32", "b32", "b32", "b32"], "b32"
 
 
-def _approx(f64fn):
-    def build(ins):
-        t = ins.type
-        return (lambda a: canon(f64fn(a.astype(np.float64)).astype(np_type(t)))), [t], t
-    return build
-
-
 def _copysign(ins):
     t = ins.type
     return (lambda a, b: np.copysign(b, a)), [t, t], t
@@ -515,19 +358,81 @@ def _testp(ins):
     return f, [t], "pred"
 
 
-def _abs_int(a):
-    return np.where(a < 0, -a, a)
+# ----------------------------------------------------------------------------- float dispatch
+
+_ARITY = {"add": 2, "sub": 2, "mul": 2, "div": 2, "fma": 3, "sqrt": 1, "rcp": 1}
+_APPROX = {"sqrt": np.sqrt, "rcp": lambda x: 1 / x, "div": None}
+
+
+def _float(name, ins):
+    """(fn, srcs, dst) for float add/sub/mul/fma/div/sqrt/rcp of any float type."""
+    t = ins.type
+    if t in PACKED:
+        return float_ops.packed(plan, ins)
+    n = _ARITY[name]
+    if t == "f32" and name in _APPROX and ("approx" in ins.mods or "full" in ins.mods):
+        if name == "div":
+            return (lambda a, b: canon(a / b)), [t, t], t
+        return float_ops.approx(_APPROX[name], ins), [t], t
+    if t == "f32":
+        return float_ops.f32(name, ins), [t] * n, t
+    if t == "f64":
+        return float_ops.f64(name, ins), [t] * n, t
+    if t in float_ops.HALF:
+        return float_ops.half(name, ins, t), [t] * n, t
+    raise KeyError(t)
+
+
+def _either(name, int_build):
+    """Integer builder for integer types, float_ops for floats (mul and mad too)."""
+    def build(ins):
+        if is_float(ins.type) or ins.type in PACKED:
+            return _float("fma" if name == "mad" else name, ins)
+        return int_build(ins)
+    return build
+
+
+def _minmax(is_max):
+    def build(ins):
+        t = ins.type
+        if t in PACKED:
+            return float_ops.packed(plan, ins)
+        if is_float(t):
+            return float_ops.minmax(is_max, ins), [t, t], t
+        return (np.maximum if is_max else np.minimum), [t, t], t
+    return build
+
+
+def _sign(kind):
+    def build(ins):
+        t = ins.type
+        if t in PACKED:
+            return float_ops.packed(plan, ins)
+        if is_float(t):
+            return float_ops.sign_op(kind, ins), [t], t
+        n = np_type(t)
+        if kind == "neg":
+            return (lambda a: np.negative(a).astype(n)), [t], t
+        return (lambda a: np.where(a < 0, -a, a).astype(n)), [t], t
+    return build
+
+
+def _approx(f64fn):
+    def build(ins):
+        return float_ops.approx(f64fn, ins), [ins.type], ins.type
+    return build
 
 
 OPS = {
-    "add": _arith("add", np.add),
-    "sub": _arith("sub", np.subtract),
-    "mul": _mul,
-    "mad": _mad,
-    "fma": _mad,
-    "mul24": _mul,
-    "div": _div,
-    "rem": _rem,
+    "add": _either("add", _int_arith("add", np.add)),
+    "sub": _either("sub", _int_arith("sub", np.subtract)),
+    "mul": _either("mul", _mul),
+    "mad": _either("mad", _mad),
+    "fma": lambda ins: _float("fma", ins),
+    "mul24": lambda ins: _mul24(ins),
+    "mad24": lambda ins: _mul24(ins, mad=True),
+    "div": _either("div", lambda ins: _divmod(ins, False)),
+    "rem": lambda ins: _divmod(ins, True),
     "shl": _shift(True),
     "shr": _shift(False),
     "and": _bitwise(np.bitwise_and),
@@ -535,10 +440,10 @@ OPS = {
     "xor": _bitwise(np.bitwise_xor),
     "not": lambda ins: ((np.logical_not if ins.type == "pred" else np.invert), [ins.type], ins.type),
     "cnot": lambda ins: ((lambda a: (a == 0).astype(np_type(ins.type))), [ins.type], ins.type),
-    "min": _minmax("min"),
-    "max": _minmax("max"),
-    "abs": _unary(_abs_int, np.abs),
-    "neg": _unary(np.negative, np.negative),
+    "min": _minmax(False),
+    "max": _minmax(True),
+    "abs": _sign("abs"),
+    "neg": _sign("neg"),
     "setp": _setp,
     "selp": _selp,
     "slct": _slct,
@@ -550,8 +455,8 @@ OPS = {
     "prmt": _prmt,
     "shf": _shf,
     "lop3": _lop3,
-    "sqrt": lambda ins: ((_float_op("sqrt")(ins) if "approx" not in ins.mods else _approx(np.sqrt)(ins)[0]), [ins.type], ins.type),
-    "rcp": lambda ins: ((_float_op("rcp")(ins) if "approx" not in ins.mods else _approx(lambda x: 1 / x)(ins)[0]), [ins.type], ins.type),
+    "sqrt": lambda ins: _float("sqrt", ins),
+    "rcp": lambda ins: _float("rcp", ins),
     "rsqrt": _approx(lambda x: 1 / np.sqrt(x)),
     "ex2": _approx(np.exp2),
     "lg2": _approx(np.log2),

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import UnsupportedInstruction
 from ..ptx import TYPES
-from . import alu
+from . import alu, rounding
 from .memory import LOCAL_WINDOW, SHARED_WINDOW, UINT
 from .state import SINT, as_type, to_storage
 
@@ -78,8 +78,10 @@ def immediate(value, t):
         return np.bool_(value)
     w, npt = TYPES[t]
     if isinstance(value, float):
+        if t == "bf16":    # bf16 lives in u16 storage: a float literal becomes its bits
+            return rounding.round_exact(np.float64(value), "bf16")[()]
         return np.asarray(value, np.float64).astype(npt)[()] if alu.is_float(t) else npt(int(value))
-    if alu.is_float(t):  # an integer literal for a float operand is its bit pattern? no: its value
+    if alu.is_float(t) and t != "bf16":   # an integer literal for a float operand: its value
         return npt(value)
     return np.asarray(int(value) & ((1 << (8 * w)) - 1), np.uint64).astype(UINT[w]).view(npt)[()]
 
@@ -197,41 +199,62 @@ def _cvt(ins, program):
     dt, st = types[0], types[1]
     mode = next((m for m in ins.mods if m in CVT_ROUND), None)
     sat, flush = "sat" in ins.mods, "ftz" in ins.mods
-    read = reader(ins.operands[1], st, program)
+    if any(m in ins.mods for m in ("relu", "satfinite", "rs")) or dt in ("tf32",):
+        return _unsupported(ins, "cvt with .relu/.satfinite/.rs or to tf32 is not simulated")
     write = writer(ins.operands[0], dt)
+    if dt in ("f16x2", "bf16x2"):   # cvt.rn.f16x2.f32 d, a, b: a -> upper half, b -> lower half
+        conv = convert(st, dt[:-2], mode, sat, flush)
+        hi, lo = (reader(o, st, program) for o in ins.operands[1:3])
+        bits16 = lambda v: np.asarray(v).view(np.uint16).astype(np.uint32)
+        return lambda b, mask: write(b, mask, (bits16(conv(hi(b, mask))) << np.uint32(16)) | bits16(conv(lo(b, mask))))
+    read = reader(ins.operands[1], st, program)
     conv = convert(st, dt, mode, sat, flush)
     return lambda b, mask: write(b, mask, conv(read(b, mask)))
 
 
 def convert(st, dt, mode, sat, flush):
-    """The cvt semantics for one source/destination type pair."""
-    src_f, dst_f = alu.is_float(st), alu.is_float(dt)
+    """The cvt semantics for one source/destination type pair (PTX ISA, cvt).
+
+    Floats are first turned into their exact f64 values (.ftz flushes f32 subnormals), then
+    rounded once: to an integer (.rni/.rzi/.rmi/.rpi, saturating), to an integral value of the
+    same format, or to the destination format in .rn/.rz/.rm/.rp. Integer sources extend by
+    their own signedness; .sat clamps to the destination's range (or [0, 1] for floats)."""
+    src_f, dst_f = st in alu.FLOAT_TYPES, dt in alu.FLOAT_TYPES
     dnp = TYPES[dt][1]
 
     def fn(x):
         x = np.asarray(x)
-        if st == "bf16":
-            x = (x.astype(np.uint32) << np.uint32(16)).view(np.float32)
-        if flush and x.dtype == np.float32:
-            x = alu.ftz(x)
-        if dst_f or dt == "bf16":
-            if src_f or st == "bf16":
-                r = _float_to_float(x, dt, mode)
-            else:
-                r = _int_to_float(x, dt, mode)
-            if sat:
-                r = np.where(np.isnan(r), 0, np.clip(r, 0, 1)).astype(r.dtype)
-            if flush and dt == "f32":
-                r = alu.ftz(r)
-            return r
-        if src_f or st == "bf16":
-            return _float_to_int(x, dt, mode)
+        if src_f:
+            if flush and st == "f32":
+                x = alu.ftz(x)
+            x64 = rounding.from_bits(x.view(UINT[x.dtype.itemsize]), st)
+            if not dst_f:
+                return _float_to_int(x64, dt, mode, wide_nan=st == "f64")
+            r = _float_to_float(x64, dt, mode)
+        elif dst_f:
+            r = _int_to_float(x, dt, mode)
+        elif sat:
+            return _int_to_int(_clamp_int(x, dt), st, dt)
+        else:
+            return _int_to_int(x, st, dt)
+        if flush and dt == "f32":
+            r = alu.ftz(r)
         if sat:
-            info = np.iinfo(dnp)
-            return np.clip(x.astype(np.float64) if x.dtype.itemsize == 8 else x.astype(np.int64),
-                           info.min, info.max).astype(dnp)
-        return _int_to_int(x, st, dt)
+            v = rounding.from_bits(r.view(UINT[r.dtype.itemsize]), dt)
+            v = np.where(np.isnan(v), 0.0, np.clip(v, 0.0, 1.0))
+            r = rounding.round_exact(v, dt).view(dnp)
+        return r
     return fn
+
+
+def _clamp_int(x, dt):
+    """Clamp an integer array to dt's range, exactly (no float round trip for 64-bit values)."""
+    info = np.iinfo(TYPES[dt][1])
+    if x.dtype.kind == "u":
+        return np.minimum(x, x.dtype.type(min(info.max, np.iinfo(x.dtype).max)))
+    lo = max(info.min, np.iinfo(x.dtype).min)
+    hi = min(info.max, np.iinfo(x.dtype).max)
+    return np.clip(x, x.dtype.type(lo), x.dtype.type(hi))
 
 
 def _int_to_int(x, st, dt):
@@ -247,44 +270,37 @@ def _round_int(x, mode):
     return f.get(mode, np.trunc)(x)
 
 
-def _float_to_int(x, dt, mode):
-    info = np.iinfo(TYPES[dt][1])
-    v = _round_int(x.astype(np.float64), mode)
-    v = np.where(np.isnan(v), 0, v)
-    # saturate: compare in float, then convert the in-range values exactly
-    lo, hi = float(info.min), float(info.max)
-    clipped = np.where(v <= lo, lo, np.where(v >= hi, hi, v))
-    if TYPES[dt][0] == 8:  # float64 cannot hold 2**63-1 or 2**64-1: fix the saturated ends
-        out = np.where(v >= hi, 0, clipped).astype(TYPES[dt][1])
-        return np.where(v >= hi, TYPES[dt][1](info.max), out)
-    return clipped.astype(TYPES[dt][1])
+def _float_to_int(x64, dt, mode, wide_nan=False):
+    """Round, then saturate to dt's range. NaN -> 0, except 1 << (w-1) when the source is f64
+    or the destination is 64-bit (PTX ISA, cvt 'Integer Notes')."""
+    npt = TYPES[dt][1]
+    info = np.iinfo(npt)
+    w = TYPES[dt][0] * 8
+    v = _round_int(x64, mode)
+    nan = np.isnan(v)
+    lo, hi = float(info.min), float(info.max)     # hi rounds up to 2**k for 32/64-bit types
+    inside = np.where(nan | (v <= lo) | (v >= hi), 0.0, v)
+    out = inside.astype(np.int64).astype(npt) if info.min < 0 else inside.astype(np.uint64).astype(npt)
+    out = np.where(v <= lo, npt(info.min), np.where(v >= hi, npt(info.max), out))
+    nan_value = npt(0) if not (wide_nan or w == 64) else np.uint64(1 << (w - 1)).astype(UINT[w // 8]).view(npt)
+    return np.where(nan, nan_value, out).astype(npt)
 
 
 def _int_to_float(x, dt, mode):
-    if dt == "bf16":
-        return _f32_to_bf16(x.astype(np.float64).astype(np.float32))
-    if dt == "f64" or mode in (None, "rn"):
-        return x.astype(TYPES[dt][1])
-    x64 = x.astype(np.float64)
-    err = (x - x64.astype(x.dtype)).astype(np.float64) if x.dtype.itemsize == 8 else 0.0
-    return alu.round_to_f32(x64, err, mode) if dt == "f32" else x64.astype(TYPES[dt][1])
+    return rounding.int_to_bits(x, dt, mode or "rn").view(TYPES[dt][1])
 
 
-def _float_to_float(x, dt, mode):
-    if mode in ("rni", "rzi", "rmi", "rpi"):  # round to an integral value, same type
-        return alu.canon(_round_int(x, mode).astype(x.dtype))
-    if dt == "bf16":
-        return _f32_to_bf16(x.astype(np.float32))
-    target = TYPES[dt][1]
-    if dt == "f32" and x.dtype == np.float64 and mode not in (None, "rn"):
-        return alu.canon(alu.round_to_f32(x, 0.0, mode))
-    return alu.canon(x.astype(target)) if target != np.float16 else x.astype(target)
+def _float_to_float(x64, dt, mode):
+    """Exact f64 values -> dt: rounded to an integral value (.rni...) or to dt's precision."""
+    if mode in ("rni", "rzi", "rmi", "rpi"):   # integral value in the same format
+        x64 = np.where(np.isfinite(x64), _round_int(x64, mode), x64)
+        mode = None
+    return rounding.round_exact(x64, dt, mode).view(TYPES[dt][1])
 
 
 def _f32_to_bf16(x):
-    u = x.view(np.uint32).astype(np.uint64)
-    rounded = (u + np.uint64(0x7FFF) + ((u >> np.uint64(16)) & np.uint64(1))) >> np.uint64(16)
-    return np.where(np.isnan(x), np.uint64(0x7FFF), rounded).astype(np.uint16)
+    """f32 -> bf16 bits, round to nearest even (NaN -> 0x7FFF)."""
+    return rounding.round_exact(np.asarray(x, np.float32).astype(np.float64), "bf16")
 
 
 def _cvta(ins, program):

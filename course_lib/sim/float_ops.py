@@ -1,0 +1,279 @@
+"""Floating-point PTX arithmetic: f32, f64, f16, bf16 and the packed f16x2/bf16x2 forms.
+
+Each builder takes a parsed instruction and returns ``fn(*operands)`` over numpy arrays of
+the operand type (bf16 and packed types arrive as their raw unsigned bits).
+
+Semantics. Results are correctly rounded in every mode the instruction names (``.rn`` is
+numpy's own IEEE arithmetic where that is exact; ``.rz/.rm/.rp``, every ``fma`` and all
+half-precision math go through ``rounding``). ``.ftz`` flushes subnormal inputs and results to
+zeros of the same sign; ``.sat`` clamps to [0, 1] with NaN -> +0; ``.relu`` clamps negatives to
++0. NaN results are the canonical NaN (f32 0x7FFFFFFF, f64 0x7FFFFFFFFFFFFFFF, f16/bf16 0x7FFF);
+``neg``/``abs``/``copysign`` are sign-bit operations. ``min``/``max`` return the non-NaN operand
+(``.NaN``: NaN if either is), ordering -0 below +0. Approximate instructions (``.approx``,
+``div.full``, ``ex2``...) are computed exactly and rounded: the hardware may differ in the
+last bits, and ``benchmarks/gpu_semantics.py`` reports by how much.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from . import rounding
+
+F32_NAN = np.uint32(0x7FFFFFFF).view(np.float32)
+F64_NAN = np.uint64(0x7FFFFFFFFFFFFFFF).view(np.float64)
+HALF = ("f16", "bf16")
+MODES = ("rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "rna")
+
+
+def rounding_mode(ins):
+    return next((m for m in ins.mods if m in MODES), None)
+
+
+def canon(x):
+    """Replace NaN results with the canonical NaN the GPU produces."""
+    if x.dtype == np.float32:
+        return np.where(np.isnan(x), F32_NAN, x)
+    if x.dtype == np.float64:
+        return np.where(np.isnan(x), F64_NAN, x)
+    return x
+
+
+def ftz(x):
+    """Subnormal f32 (or f16) values -> zero of the same sign."""
+    if x.dtype == np.float32:
+        return np.where(np.abs(x) < np.float32(1.1754944e-38), np.copysign(np.float32(0), x), x)
+    if x.dtype == np.float16:
+        return np.where(np.abs(x) < np.float16(6.104e-05), np.copysign(np.float16(0), x), x)
+    return x
+
+
+def _sat(r):
+    return np.where(np.isnan(r), r.dtype.type(0), np.clip(r, 0, 1)).astype(r.dtype)
+
+
+# ----------------------------------------------------------------------------- f32 / f64
+
+def _resid_div(a, b, q):
+    """Sign carrier of a/b - q where q (f64) is an f32 value; 0 elsewhere (not needed there)."""
+    r = q.astype(np.float32).astype(np.float64)
+    return np.where(q == r, (a - r * b) * np.sign(b), 0.0)
+
+
+def _resid_sqrt(a, q):
+    r = q.astype(np.float32).astype(np.float64)
+    return np.where(q == r, a - r * r, 0.0)
+
+
+def _f32_exact(name, xs):
+    """(value in f64, residual) with value + residual == the exact result (sign-exact residual)."""
+    x = [v.astype(np.float64) for v in xs]
+    if name in ("add", "sub"):
+        return rounding.two_sum(x[0], x[1] if name == "add" else -x[1])
+    if name == "mul":
+        return x[0] * x[1], np.zeros(x[0].shape)
+    if name == "fma":
+        return rounding.two_sum(x[0] * x[1], x[2])
+    if name in ("div", "rcp"):
+        a, b = (np.ones_like(x[0]), x[0]) if name == "rcp" else x
+        q = a / b
+        return q, _resid_div(a, b, q)
+    q = np.sqrt(x[0])
+    return q, _resid_sqrt(x[0], q)
+
+
+_NATIVE = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+           "sqrt": np.sqrt, "rcp": lambda x: np.float32(1) / x}
+
+
+def _zero_sign_rm(name, xs, r, exact_zero):
+    """IEEE: an exact zero sum is -0 when rounding toward -inf, unless both addends are +0."""
+    if name == "fma":
+        t1, t2 = xs[0] * xs[1], xs[2]
+    elif name in ("add", "sub"):
+        t1, t2 = xs[0], (xs[1] if name == "add" else -xs[1])
+    else:
+        return r
+    plus = (t1 == 0) & ~np.signbit(t1) & (t2 == 0) & ~np.signbit(t2)
+    return np.where(exact_zero & ~plus, -r.dtype.type(0), r)
+
+
+def f32(name, ins):
+    mode = rounding_mode(ins)
+    flush, sat = "ftz" in ins.mods, "sat" in ins.mods
+
+    def fn(*xs):
+        if flush:
+            xs = [ftz(x) for x in xs]
+        if mode in (None, "rn") and name in _NATIVE:
+            r = _NATIVE[name](*xs)
+        else:
+            x64, err = _f32_exact(name, xs)
+            r = x64.astype(np.float32)
+            hard = (err != 0) if mode in (None, "rn") else np.ones(r.shape, bool)
+            hard = hard | (np.isfinite(x64) & ~np.isfinite(r))
+            if hard.any():
+                fixed = rounding.round_exact(x64[hard], "f32", mode, err[hard]).view(np.float32)
+                r = r.copy()
+                r[hard] = fixed
+            if mode == "rm":
+                r = _zero_sign_rm(name, xs, r, (x64 == 0) & (err == 0))
+        if flush:
+            r = ftz(r)
+        if sat:
+            r = _sat(r)
+        return canon(r)
+    return fn
+
+
+def f64(name, ins):
+    mode = rounding_mode(ins)
+    sat = "sat" in ins.mods
+    if "approx" in ins.mods:
+        return approx({"rcp": lambda x: 1 / x, "sqrt": np.sqrt}[name], ins)
+
+    def fn(*xs):
+        r = rounding.f64_op(name, xs, mode)
+        return _sat(r) if sat else r
+    return fn
+
+
+# ----------------------------------------------------------------------------- f16 / bf16
+
+def to64(x, fmt):
+    return x.astype(np.float64) if fmt == "f16" else rounding.from_bits(x, "bf16")
+
+
+def from_bits(bits, fmt):
+    return bits.view(np.float16) if fmt == "f16" else bits
+
+
+def half(name, ins, fmt):
+    """f16/bf16 add/sub/mul/fma (.rn only in PTX): exact in f64, one correct rounding."""
+    flush = "ftz" in ins.mods and fmt == "f16"
+    sat, relu = "sat" in ins.mods, "relu" in ins.mods
+
+    def fn(*xs):
+        if flush:
+            xs = [ftz(x) for x in xs]
+        x = [to64(v, fmt) for v in xs]
+        if name in ("add", "sub"):
+            s, e = rounding.two_sum(x[0], x[1] if name == "add" else -x[1])
+        elif name == "mul":
+            s, e = x[0] * x[1], None
+        elif name == "fma":
+            s, e = rounding.two_sum(x[0] * x[1], x[2])
+        else:
+            raise KeyError(name)
+        with np.errstate(invalid="ignore"):
+            e = None if e is None else np.where(np.isfinite(s), e, 0.0)
+        r = from_bits(rounding.round_exact(s, fmt, "rn", e), fmt)
+        if flush:
+            r = ftz(r)
+        if sat or relu:
+            v = to64(r, fmt)
+            nan = np.isnan(v)
+            v = np.clip(v, 0.0, 1.0) if sat else np.maximum(v, 0.0)
+            v = np.where(v == 0, 0.0, v)
+            r = from_bits(rounding.round_exact(np.where(nan & sat, 0.0, v), fmt), fmt)
+            if relu:
+                r = np.where(nan & ~sat, from_bits(np.full(r.shape, 0x7FFF, np.uint16), fmt), r)
+        return r
+    return fn
+
+
+def packed(plan_scalar, ins):
+    """f16x2/bf16x2: the scalar instruction on both 16-bit lanes (lane 0 = low half)."""
+    fmt = "f16" if "f16x2" in ins.mods else "bf16"
+    scalar = dataclasses.replace(ins, mods=tuple(fmt if m in ("f16x2", "bf16x2") else m for m in ins.mods))
+    fn, srcs, dst = plan_scalar(scalar)
+    if dst != fmt or any(s != fmt for s in srcs):
+        raise KeyError("packed form with mixed operand types")
+    t = ins.type
+
+    def lane(x, k):
+        return from_bits(((x.astype(np.uint32) >> np.uint32(16 * k)) & np.uint32(0xFFFF)).astype(np.uint16), fmt)
+
+    def pack(*xs):
+        lo = np.asarray(fn(*[lane(x, 0) for x in xs])).view(np.uint16).astype(np.uint32)
+        hi = np.asarray(fn(*[lane(x, 1) for x in xs])).view(np.uint16).astype(np.uint32)
+        return lo | (hi << np.uint32(16))
+    return pack, [t] * len(srcs), t
+
+
+# ----------------------------------------------------------------------------- min/max, compare, misc
+
+def minmax(is_max, ins):
+    t = ins.type
+    flush, nan_prop = "ftz" in ins.mods, "NaN" in ins.mods
+    if "xorsign" in ins.mods or "abs" in ins.mods:
+        raise KeyError("min/max.xorsign.abs")
+
+    nanval = {"bf16": np.uint16(0x7FFF), "f16": np.uint16(0x7FFF).view(np.float16),
+              "f32": F32_NAN, "f64": F64_NAN}[t]
+
+    def fn(a, b):
+        if t == "bf16":
+            x, y = to64(a, "bf16"), to64(b, "bf16")
+        elif flush:
+            a, b = x, y = ftz(a), ftz(b)
+        else:
+            x, y = a, b
+        if is_max:
+            pick_a = (x > y) | ((x == y) & ~np.signbit(x))
+        else:
+            pick_a = (x < y) | ((x == y) & np.signbit(x))
+        r = np.where(pick_a, a, b)
+        na, nb = np.isnan(x), np.isnan(y)
+        r = np.where(na & ~nb, b, np.where(nb & ~na, a, r))
+        nan_out = (na | nb) if nan_prop else (na & nb)
+        return np.where(nan_out, nanval, r)
+    return fn
+
+
+def compare(cmp, t):
+    ops = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+           "gt": np.greater, "ge": np.greater_equal}
+    conv = (lambda v: to64(v, "bf16")) if t == "bf16" else (lambda v: v)
+    if cmp in ("num", "nan"):
+        def f(a, b):
+            un = np.isnan(conv(a)) | np.isnan(conv(b))
+            return ~un if cmp == "num" else un
+        return f
+    base = ops[cmp[:-1] if cmp.endswith("u") else cmp]
+    unordered_true = cmp.endswith("u")
+
+    def fn(a, b):
+        x, y = conv(a), conv(b)
+        un = np.isnan(x) | np.isnan(y)
+        return (base(x, y) | un) if unordered_true else (base(x, y) & ~un)
+    return fn
+
+
+def sign_op(kind, ins):
+    """neg/abs on the sign bit (with .ftz flushing first)."""
+    t = ins.type
+    flush = "ftz" in ins.mods
+    width = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}[t]
+    u = {16: np.uint16, 32: np.uint32, 64: np.uint64}[width]
+    bit = u(1) << u(width - 1)
+
+    def fn(a):
+        if flush:
+            a = ftz(a)
+        b = np.asarray(a).view(u)
+        r = (b ^ bit) if kind == "neg" else (b & ~bit)
+        return r.view(a.dtype)
+    return fn
+
+
+def approx(f64fn, ins):
+    t = ins.type
+    npt = np.float32 if t == "f32" else np.float64
+
+    def fn(a):
+        with np.errstate(all="ignore"):
+            r = f64fn(a.astype(np.float64)).astype(npt)
+        return canon(ftz(r) if "ftz" in ins.mods else r)
+    return fn
