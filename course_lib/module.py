@@ -153,20 +153,29 @@ class Function:
         return f"<course_lib.Function {self.name}({sig})>"
 
     # ------------------------------------------------------------------ GPU
-    def __call__(self, grid, block, args, shared_mem=0, stream=None):
+    def __call__(self, grid, block, args, shared_mem=0, stream=None, *, guard=None):
+        """Launch on the GPU. Unless ``guard=False`` (or ``course_lib.guard.ENABLED = False``),
+        the launch's edge blocks are simulated first and a launch that would fault is refused
+        with the simulator's diagnosis (see course_lib.guard); course kernels are not checked."""
         from . import gpu
+        from . import guard as guarded
         if not nvrtc.gpu_available():
             raise NoGPUError(f"no NVIDIA GPU here to launch {self.name} on",
                              hint="use fn.simulate(grid, block, args) to run it in the CPU simulator")
+        guarded.before_launch(self, grid, block, args, shared_mem, guard=guard, stream=stream, limits=gpu.limits())
         return gpu.launch(self, grid, block, args, shared_mem, stream)
 
     # ------------------------------------------------------------------ simulator
     def simulate(self, grid, block, args, shared_mem=0, *, check_races=True, max_steps=100_000,
-                 timeout=120.0, trace_block=(0, 0, 0), progress=None, echo=True):
-        """Run on the CPU simulator; arrays are updated in place. Returns a SimRun."""
+                 timeout=8.0, trace_block=(0, 0, 0), progress=None, echo=True, blocks=None):
+        """Run on the CPU simulator; arrays are updated in place. Returns a SimRun.
+
+        ``timeout`` is per batch of blocks (up to 65,536 threads): a batch still running after
+        that many seconds is stopped as a probable infinite loop. ``blocks=[(x, y, z), ...]``
+        runs only those blocks of the grid."""
         from .sim import simulate
         g, b = check_config(grid, block, shared_mem, static_shared=self.static_shared_bytes,
                             maxntid=self.kernel.maxntid, kernel=self.name)
         args = check_args(args, self.kernel.params, self.signature, self.name)
         return simulate(self, g, b, args, shared_mem, check_races=check_races, max_steps=max_steps,
-                        timeout=timeout, trace_block=trace_block, progress=progress, echo=echo)
+                        timeout=timeout, trace_block=trace_block, progress=progress, echo=echo, blocks=blocks)

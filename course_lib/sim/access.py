@@ -229,7 +229,7 @@ def _generic(program, b, mask, ins, addr, width, vec, values):
 
 def _count(program, b, mask, ins, space, addr, width, is_load):
     """Per-warp metrics, and the traced block's addresses for the pictures."""
-    if ins.index < 0:
+    if ins.index < 0 or not program.count_metrics:
         return
     if mask is None:
         full = addr.view(np.int64)

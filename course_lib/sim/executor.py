@@ -12,7 +12,12 @@ and the batch becomes converged again once every live thread is at one PC.
 waiting threads are all at the same barrier is released (threads that have exited do not
 count, as on Volta and later). Threads of one block waiting at *different* barriers raise
 :class:`BarrierError` — on a GPU that hangs or silently mis-synchronises. An instruction
-budget and a wall-clock limit turn infinite loops into :class:`SimulationLimit`.
+budget and a wall-clock limit per batch turn infinite loops into :class:`SimulationLimit`
+naming the loop (the most executed backward branch) and a thread still in it; the limit is
+per batch so that a large launch of many quick batches is never mistaken for a hang.
+
+``blocks=[(x, y, z), ...]`` runs only those blocks of the grid (the guarded GPU launch
+checks a launch's corner blocks this way); the others are simply not run.
 
 Limits: warps execute in lock-step, so timing-dependent bugs show up only as the races the
 race detector reports, not as wrong values; calls other than printf/assert are unsupported.
@@ -24,8 +29,9 @@ import time
 
 import numpy as np
 
-from ..errors import BarrierError, KernelError, SimulationLimit
+from ..errors import BarrierError, KernelError, LaunchError, SimulationLimit
 from .. import ptx as ptxmod
+from . import diagnose
 from .instructions import build
 from .memory import SHARED_START, GlobalMemory
 from .metrics import Counters
@@ -42,8 +48,8 @@ class Program:
 
     def __init__(self, module, kernel, *, grid, block, params: bytes, param_offsets: dict,
                  globals_: GlobalMemory, dynamic_shared=0, source="", filename="kernel.cu",
-                 check_races=True, max_steps=100_000, timeout=120.0, trace_block=0,
-                 batch_threads=None, progress=None, echo=True):
+                 check_races=True, max_steps=100_000, timeout=8.0, trace_block=0,
+                 batch_threads=None, progress=None, echo=True, blocks=None, count_metrics=True):
         self.module, self.kernel = module, kernel
         self.grid, self.block = grid, block
         self.threads_per_block = int(np.prod(block))
@@ -59,6 +65,8 @@ class Program:
         self.progress = progress
         self.echo = echo
         self.dynamic_shared = dynamic_shared
+        self.count_metrics = count_metrics   # off for the launch guard, which only wants faults
+        self.blocks = None if blocks is None else self._block_ids(blocks)
         self._layout_memory()
         self.counters = Counters(len(kernel.instructions))
         self.exec_counts = np.zeros(len(kernel.instructions) + 1, np.int64)
@@ -98,6 +106,18 @@ class Program:
                 self.symbols[v.name] = self.globals.add(v.name, data, label=f"__{'device' if v.space == 'global' else 'constant'}__ variable '{v.name}'",
                                                         writable=v.space == "global")
 
+    def _block_ids(self, blocks):
+        gx, gy, gz = self.grid
+        ids = set()
+        for blk in blocks:
+            c = tuple(int(v) for v in (blk if isinstance(blk, (tuple, list)) else (blk,)))
+            c = c + (0,) * (3 - len(c))
+            if len(c) != 3 or not all(0 <= v < g for v, g in zip(c, self.grid)):
+                raise LaunchError(f"blocks=: block {blk!r} is outside the grid {self.grid}",
+                                  hint="block coordinates run from 0 to grid-1 on each axis")
+            ids.add(c[0] + c[1] * gx + c[2] * gx * gy)
+        return sorted(ids)
+
     def symbol_address(self, name):
         if name in self.symbols:
             return self.symbols[name]
@@ -131,9 +151,13 @@ class Program:
         return (t % bx, (t // bx) % by, t // (bx * by))
 
     def block_of(self, b, slot):
-        lin = int(b.block_of[slot]) + b.first
-        gx, gy, _ = self.grid
-        return (lin % gx, (lin // gx) % gy, lin // (gx * gy))
+        return self.block_coords(self._linear(b, int(b.block_of[slot])))
+
+    @staticmethod
+    def _linear(b, blk):
+        """Linear grid index of block `blk` of batch `b`."""
+        ids = getattr(b, "ids", None)
+        return int(ids[blk]) if ids is not None else b.first + blk
 
     def block_coords(self, lin):
         gx, gy, _ = self.grid
@@ -149,12 +173,11 @@ class Program:
             f.count += count
 
     def note_uninitialized(self, b, slots, ins, addrs):
-        self.note("uninitialized", ins, b, int(slots[0]),
-                  "reads shared memory that no thread of the block has written", count=len(slots))
+        diagnose.note_uninitialized(self, b, slots, ins, addrs)
 
     def trace(self, b, ins, space, width, a2, act2, is_load):
-        blk = self.trace_block - b.first
-        if not 0 <= blk < b.nblocks:
+        blk = b.trace_at
+        if blk < 0:
             return
         if sum(1 for r in self.accesses if r["pc"] == ins.index) >= 8:
             return
@@ -184,20 +207,37 @@ class Program:
     # ------------------------------------------------------------------ running
     def run(self) -> SimRun:
         t0 = time.perf_counter()
-        self._deadline = t0 + self.timeout
-        total = int(np.prod(self.grid))
         per_batch = max(1, self.batch_threads // self.slots_per_block)
+        if self.blocks is None:
+            total = int(np.prod(self.grid))
+            batches = ((first, min(per_batch, total - first)) for first in range(0, total, per_batch))
+        else:
+            total = len(self.blocks)
+            batches = (self.blocks[i:i + per_batch] for i in range(0, total, per_batch))
+        done = 0
         with np.errstate(all="ignore"):
-            for first in range(0, total, per_batch):
-                b = Batch(self, first, min(per_batch, total - first))
+            for spec in batches:
+                b = Batch(self, *spec) if self.blocks is None else _Chosen(self, spec)
+                b.trace_at = self._trace_position(b)
+                self._batch_start = time.perf_counter()
+                self._deadline = self._batch_start + self.timeout
                 self._run_batch(b)
                 if b.races is not None:
                     self._collect_races(b)
+                done += b.nblocks
                 if self.progress:
-                    self.progress(min(first + per_batch, total), total)
+                    self.progress(done, total)
         if self.printf_dropped and self.echo:
             sys.stdout.write(f"... {self.printf_dropped} more printf line(s) not shown\n")
         return SimRun(self, time.perf_counter() - t0)
+
+    def _trace_position(self, b):
+        ids = getattr(b, "ids", None)
+        if ids is None:
+            blk = self.trace_block - b.first
+            return blk if 0 <= blk < b.nblocks else -1
+        hit = np.flatnonzero(ids == self.trace_block)
+        return int(hit[0]) if hit.size else -1
 
     def _run_batch(self, b):
         code, n_code = self.code, len(self.code)
@@ -228,8 +268,8 @@ class Program:
             else:
                 b.steps += 1
                 self.exec_counts[cur] += 1
-                if b.steps > self.max_steps or (b.steps & 1023) == 0 and time.perf_counter() > self._deadline:
-                    self._limit(b, cur)
+                if b.steps > self.max_steps or (b.steps & 7) == 0 and time.perf_counter() > self._deadline:
+                    self._limit(b, cur, mask)
                 res = code[cur](b, mask)
             if res is None:
                 if pcs is None:
@@ -306,26 +346,17 @@ class Program:
             ins = self.kernel.instructions[int(pc)]
             groups.append(f"{lanes.size} thread(s) at line {ins.line} (first: thread {self.thread_of(b, blk * b.tp + int(lanes[0]))})")
         ins = self.kernel.instructions[int(at.min())]
+        first = int(np.flatnonzero(w[blk] & (p[blk] == at.min()))[0])
         raise BarrierError(
             "Deadlock: threads of one block wait at different __syncthreads() barriers — "
             + "; ".join(groups) + ". On a GPU this hangs or silently mis-synchronises.",
             line=ins.line or None, source_line=self.source_line(ins.line), filename=self.filename,
-            block=self.block_coords(b.first + blk),
+            thread=self.thread_of(b, blk * b.tp + first), block=self.block_coords(self._linear(b, blk)),
             hint="every thread of a block must reach the same __syncthreads(); move it out of if/else "
                  "branches that depend on threadIdx or on a bounds check")
 
-    def _limit(self, b, cur):
-        hot = int(np.argmax(self.exec_counts[:-1]))
-        ins = self.kernel.instructions[hot]
-        timed_out = b.steps <= self.max_steps
-        why = (f"the simulation took longer than {self.timeout:.0f} s" if timed_out else
-               f"the kernel executed more than {self.max_steps} instruction steps")
-        raise SimulationLimit(
-            f"Stopped: {why} — probably an infinite loop. The most executed line is {ins.line} "
-            f"({int(self.exec_counts[hot])} times).", line=ins.line or None,
-            source_line=self.source_line(ins.line), filename=self.filename,
-            hint="check the loop's condition and that its counter changes every iteration; "
-                 "raise max_steps= (or timeout=) if the kernel really does this much work")
+    def _limit(self, b, cur, mask):
+        raise diagnose.limit_error(self, b, mask, time.perf_counter() - self._batch_start)
 
     def _collect_races(self, b):
         for (kind, pc_a, pc_b, scope), (count, slot_a, slot_b, entry) in b.races.records.items():
@@ -339,6 +370,22 @@ class Program:
             self.findings[key] = dict(kind=kind, lines=(ia.line, ib.line), pcs=(pc_a, pc_b), scope=scope,
                                       count=count, threads=(self.thread_of(b, slot_a), self.thread_of(b, slot_b)),
                                       block=self.block_of(b, slot_b), address=addr, variable=var)
+
+
+class _Chosen(Batch):
+    """A batch of chosen blocks (``blocks=``), not necessarily neighbours in the grid."""
+
+    def __init__(self, launch, ids):
+        self.ids = np.asarray(ids, np.int64)
+        super().__init__(launch, int(self.ids[0]), len(self.ids))
+
+    def _compute_special(self, name):
+        if not name.startswith("%ctaid"):
+            return super()._compute_special(name)
+        gx, gy, _ = self.launch.grid
+        axis = "xyz".index(name.partition(".")[2] or "x")
+        one = (self.ids % gx, (self.ids // gx) % gy, self.ids // (gx * gy))[axis].astype(np.uint32)
+        return np.repeat(one, self.tp)
 
 
 def demangle_local(name: str) -> str:

@@ -19,10 +19,12 @@ class Finding:
     count: int
     thread: tuple
     block: tuple
+    hint: str = ""
 
     def __str__(self):
-        return (f"line {self.line}: {self.message} — {self.count} time(s), first by thread "
+        text = (f"line {self.line}: {self.message} — {self.count} time(s), first by thread "
                 f"{self.thread} of block {self.block}")
+        return text + (f"\n  hint: {self.hint}" if self.hint else "")
 
 
 class SimRun:

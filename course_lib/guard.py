@@ -1,0 +1,255 @@
+"""The guarded GPU launch: simulate a launch's edge blocks on the CPU before the GPU runs it.
+
+On a GPU, an out-of-bounds write either corrupts memory silently (CuPy's memory pool hides
+it even from compute-sanitizer) or kills the CUDA context, and the student must restart the
+notebook. So ``Function.__call__`` first runs :func:`before_launch`: the simulator executes
+the launch's corner blocks (``edge_blocks``: first and last on each axis, at most 8) — where
+bounds tests, partial tiles and overflowing indexes go wrong — against stand-in
+buffers of exactly the arguments' sizes. If a simulated block faults (out of bounds,
+misaligned, barrier deadlock, failed assert), the launch is refused with the simulator's
+diagnosis, raised as the same exception class with ``refused = True``.
+
+What is honest about it: the stand-ins read the *real* data (a numpy argument directly; a
+CuPy argument page by page from the device, only the pages the simulated blocks touch) and
+keep the kernel's own writes in an overlay, so the simulated blocks take the same path as on
+the GPU and nothing is copied back. What it cannot see: blocks it did not simulate, data
+another block writes during the launch, and timing; a kernel still running when the budget
+(``BUDGET_S``) runs out is launched unchecked (the guard cannot tell a long loop from an
+infinite one in 0.4 s). A launch whose configuration, argument shapes and scalar values
+equal one that already passed is not checked again.
+
+Opt out per call with ``fn(grid, block, args, guard=False)``, for the session with
+``course_lib.guard.ENABLED = False`` (or ``COURSE_LIB_GUARD=0``). Kernels loaded by
+``course_lib.transposes`` (the course's own) are never checked. ``Shape(shape, dtype)``
+stands for an array without allocating it, to ask "would this launch over a 50000 x 50000
+matrix fault?" on a laptop.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import BarrierError, KernelError, MemoryAccessError, SimulationLimit
+from .launch import check_args, check_config
+
+ENABLED = os.environ.get("COURSE_LIB_GUARD", "1").lower() not in ("0", "off", "false", "no")
+BUDGET_S = 0.4          # wall-clock seconds the simulation may take before the launch goes ahead
+PAGE = 4096             # bytes fetched from the device at a time
+_CACHE_SIZE = 128
+
+last: "GuardReport | None" = None   # what the most recent guarded launch did, for notebooks
+
+
+class Shape:
+    """An array's shape and dtype, without its memory: a stand-in for :func:`check`."""
+
+    def __init__(self, shape, dtype=np.float32):
+        self.shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+        self.dtype = np.dtype(dtype)
+        self.size = int(np.prod(self.shape, dtype=object))
+        self.nbytes = self.size * self.dtype.itemsize
+        self.itemsize = self.dtype.itemsize
+        self.ndim = len(self.shape)
+
+    def __repr__(self):
+        return f"Shape({self.shape}, {self.dtype})"
+
+
+@dataclass
+class GuardReport:
+    """What one guard check did: which blocks it simulated, how long it took, and why it stopped."""
+    checked: bool
+    blocks: list = field(default_factory=list)
+    elapsed: float = 0.0
+    note: str = ""
+
+    def __str__(self):
+        if not self.checked:
+            return f"not checked: {self.note}"
+        return f"simulated blocks {self.blocks} in {self.elapsed * 1e3:.0f} ms: {self.note}"
+
+
+def edge_blocks(grid) -> list[tuple]:
+    """The corner blocks of the grid (first and last on each axis): at most 8."""
+    axes = [sorted({0, int(g) - 1}) for g in tuple(grid) + (1,) * (3 - len(grid))]
+    return list(itertools.product(*axes))
+
+
+def is_course_kernel(fn) -> bool:
+    """True for kernels loaded by course_lib.transposes (the course's own, already tested)."""
+    from . import transposes
+    return any(m is fn.module for m in getattr(transposes, "_modules", {}).values())
+
+
+def before_launch(fn, grid, block, args, shared_mem=0, *, guard=None, stream=None, limits=None):
+    """Called by ``Function.__call__``: check the launch unless switched off; raise if refused."""
+    global last
+    if not (ENABLED if guard is None else guard):
+        last = GuardReport(False, note="switched off (guard=False or course_lib.guard.ENABLED = False)")
+        return last
+    if is_course_kernel(fn):
+        last = GuardReport(False, note="a course kernel (course_lib.transposes): not checked")
+        return last
+    key = _launch_key(grid, block, shared_mem, args)
+    passed = fn.__dict__.setdefault("_guard_passed", {})
+    if key is not None and key in passed:
+        last = GuardReport(False, note="the same launch configuration and shapes passed before")
+        return last
+    if stream is not None and any(_on_device(a) for a in args):
+        stream.synchronize()   # fetch what earlier work on this stream wrote
+    last = check(fn, grid, block, args, shared_mem, limits=limits)
+    if key is not None:
+        if len(passed) >= _CACHE_SIZE:
+            passed.pop(next(iter(passed)))
+        passed[key] = True
+    return last
+
+
+def check(fn, grid, block, args, shared_mem=0, *, budget=BUDGET_S, limits=None, blocks=None) -> GuardReport:
+    """Simulate the launch's edge blocks (or `blocks`) on stand-ins for `args`.
+
+    Returns a GuardReport if the launch may go ahead; raises the simulator's diagnosis (with
+    ``refused = True``) if it may not. Configuration and argument errors raise as usual."""
+    from .sim.executor import Program
+    from .sim.memory import GlobalMemory
+    t0 = time.perf_counter()
+    g, b = check_config(grid, block, shared_mem, static_shared=fn.static_shared_bytes,
+                        maxntid=fn.kernel.maxntid, limits=limits, kernel=fn.name)
+    probe = [np.empty(0, a.dtype) if isinstance(a, Shape) else a for a in args]
+    checked = check_args(probe, fn.kernel.params, fn.signature, fn.name)
+    args = [a if isinstance(a, Shape) else c for a, c in zip(args, checked)]
+    memory = GlobalMemory()
+    params, offsets = _pack(fn, args, memory)
+    chosen = blocks if blocks is not None else edge_blocks(g)
+    try:
+        program = Program(fn.module.parsed, fn.kernel, grid=g, block=b, params=params, param_offsets=offsets,
+                          globals_=memory, dynamic_shared=int(shared_mem), source=fn.module.code,
+                          filename=fn.module.filename, check_races=False, count_metrics=False, timeout=budget, echo=False,
+                          blocks=chosen, trace_block=-1)
+        program.run()
+    except (MemoryAccessError, BarrierError) as err:
+        raise refused(err, chosen) from None
+    except SimulationLimit as err:
+        if not getattr(err, "timed_out", True):
+            raise refused(err, chosen) from None
+        return GuardReport(True, chosen, time.perf_counter() - t0,
+                           f"still running after {budget} s: launched without a verdict")
+    except KernelError as err:
+        if err.message.startswith("assert("):   # a device assert would also poison the CUDA context
+            raise refused(err, chosen) from None
+        return GuardReport(True, chosen, time.perf_counter() - t0, f"the simulator could not finish ({err.message})")
+    except Exception as err:  # a simulator bug must never stop a student's launch
+        return GuardReport(True, chosen, time.perf_counter() - t0, f"the simulator failed ({type(err).__name__}: {err})")
+    return GuardReport(True, chosen, time.perf_counter() - t0, "no fault")
+
+
+def refused(err: KernelError, blocks) -> KernelError:
+    """The simulator's error, reworded as the reason a GPU launch was refused."""
+    new = copy.copy(err)
+    new.message = (f"GPU launch refused: the guard simulated {len(blocks)} corner block(s) of this launch on "
+                   f"the CPU first and found a fault that on the GPU corrupts memory or breaks the CUDA context:\n"
+                   f"{err.message}")
+    new.hint = ((err.hint + "\n") if err.hint else "") + (
+        "the GPU did not run; to launch anyway pass guard=False, or set course_lib.guard.ENABLED = False")
+    new.refused = True
+    new.args = (new._render(),)
+    return new
+
+
+# ----------------------------------------------------------------------------- stand-in buffers
+
+def _on_device(a):
+    return hasattr(a, "__cuda_array_interface__") and not isinstance(a, np.ndarray)
+
+
+def _pack(fn, args, memory):
+    """Kernel parameter bytes, with every array argument placed as a stand-in buffer."""
+    params, offsets = bytearray(), {}
+    for i, (arg, (pname, _, psize, palign)) in enumerate(zip(args, fn.kernel.params)):
+        start = -(-len(params) // palign) * palign
+        params.extend(b"\0" * (start - len(params)))
+        offsets[pname] = start
+        if isinstance(arg, (np.ndarray, Shape)) or _on_device(arg):
+            p = fn.signature[i] if fn.signature and i < len(fn.signature) else None
+            name = p.name if p else f"arg{i}"
+            label = f"argument {i}" + (f" '{p.name}'" if p else "") + f" ({'x'.join(map(str, arg.shape))} {arg.dtype})"
+            base = memory.add_stand_in(name, int(arg.nbytes), arg.dtype.itemsize, _reader(arg), label=label)
+            raw = int(base).to_bytes(8, "little")
+        else:
+            raw = np.asarray(arg).tobytes()
+        params.extend(raw[:psize].ljust(psize, b"\0"))
+    return bytes(params), offsets
+
+
+def _reader(arg):
+    """byte offsets -> the argument's bytes there."""
+    if isinstance(arg, Shape):
+        return lambda off: np.zeros(np.shape(off), np.uint8)
+    if isinstance(arg, np.ndarray):
+        flat = arg.reshape(-1).view(np.uint8)
+        return lambda off: flat[off]
+    return device_reader(arg)
+
+
+def device_reader(arr, fetch=None):
+    """Read a device array's bytes a page at a time, only the pages asked for (cached).
+
+    `fetch(lo, n) -> n bytes` copies device memory; by default a synchronous cudaMemcpy."""
+    nbytes = int(np.prod(arr.shape, dtype=np.int64)) * np.dtype(arr.dtype).itemsize
+    if fetch is None:
+        ptr = int(arr.__cuda_array_interface__["data"][0])
+        fetch = _memcpy_from(ptr)
+    pages: dict[int, np.ndarray] = {}
+
+    def read(off):
+        off = np.asarray(off, np.int64)
+        page_of = off // PAGE
+        wanted = np.unique(page_of)
+        missing = [int(p) for p in wanted if int(p) not in pages]
+        for run in _runs(missing):   # one copy per run of adjacent pages
+            lo, hi = run[0] * PAGE, min((run[-1] + 1) * PAGE, nbytes)
+            data = np.zeros((len(run)) * PAGE, np.uint8)
+            data[:hi - lo] = fetch(lo, hi - lo)
+            for k, p in enumerate(run):
+                pages[p] = data[k * PAGE:(k + 1) * PAGE]
+        table = np.stack([pages[int(p)] for p in wanted])
+        return table[np.searchsorted(wanted, page_of), off % PAGE]
+    return read
+
+
+def _memcpy_from(ptr):
+    import cupy
+
+    def fetch(lo, n):
+        out = np.empty(n, np.uint8)
+        cupy.cuda.runtime.memcpy(out.ctypes.data, ptr + lo, n, cupy.cuda.runtime.memcpyDeviceToHost)
+        return out
+    return fetch
+
+
+def _runs(pages):
+    out = []
+    for p in sorted(pages):
+        if out and p == out[-1][-1] + 1:
+            out[-1].append(p)
+        else:
+            out.append([p])
+    return out
+
+
+def _launch_key(grid, block, shared_mem, args):
+    try:
+        parts = [tuple(np.atleast_1d(grid).tolist()), tuple(np.atleast_1d(block).tolist()), int(shared_mem)]
+        for a in args:
+            if isinstance(a, Shape) or hasattr(a, "shape") and getattr(a, "ndim", 0) > 0:
+                parts.append(("array", tuple(a.shape), str(a.dtype)))
+            else:
+                parts.append(("scalar", type(a).__name__, np.asarray(a).tobytes()))
+        return tuple(parts)
+    except Exception:
+        return None

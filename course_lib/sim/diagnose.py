@@ -1,0 +1,104 @@
+"""Findings and stop messages the executor raises or records, worded for a student.
+
+- ``note_uninitialized``: a read of never-written shared memory becomes one Finding per
+  source line, naming the array and element, and — when another block of the batch wrote
+  that element of *its* copy — saying that shared memory is per block;
+- ``limit_error``: an instruction budget or wall-clock stop names the loop that did not end
+  (the most executed backward branch: its first and last source lines) and a thread in it.
+
+The executor decides *when*; this module only decides what to say.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ptx as ptxmod
+from ..errors import SimulationLimit
+from .memory import SHARED_START
+from .result import Finding
+
+TILE_HINT = ("each element a thread reads must first be written by a thread of the same block, with a "
+             "__syncthreads() in between: check that the code filling the array covers every element read "
+             "later (a 32x8 block fills a 32x32 tile in 4 steps)")
+PER_BLOCK_HINT = ("a block cannot see another block's __shared__ memory: let each block load (from global "
+                  "memory) everything it reads, or exchange data through global memory in a second launch")
+
+
+def note_uninitialized(program, b, slots, ins, addrs):
+    key = ("uninitialized", ins.line or -ins.index)   # unrolled copies of one line: one finding
+    if key in program.findings:
+        program.findings[key].count += len(slots)
+        return
+    slot, addr = int(slots[0]), int(addrs[0])
+    width = ptxmod.TYPES[ins.type][0] if ins.type in ptxmod.TYPES else 1
+    what = "shared memory"
+    for name, (off, size) in program.shared_vars.items():
+        if off <= addr < off + max(size, 1):
+            what = f"element {(addr - off) // width} of __shared__ '{name}' (counted flat)"
+    message = f"reads {what}, which no thread of this block has written"
+    hint = TILE_HINT
+    others = writers_elsewhere(program, b, slot, addr)
+    if others:
+        message += (f"; block {others[0]} wrote its own copy of that element — shared memory is per "
+                    f"block, each block has a private copy")
+        hint = PER_BLOCK_HINT
+    program.findings[key] = Finding("uninitialized", ins.line, message, len(slots), program.thread_of(b, slot),
+                                    program.block_of(b, slot), hint=hint)
+
+
+def writers_elsewhere(program, b, slot, addr):
+    """Blocks of this batch that wrote the same shared element of their own copy."""
+    r = b.races
+    entry = (addr - SHARED_START) // r.granule
+    if not 0 <= entry < r.per_block:
+        return []
+    written = np.flatnonzero(r.initialized.reshape(b.nblocks, r.per_block)[:, entry])
+    mine = int(b.block_of[slot])
+    return [program.block_coords(program._linear(b, int(k))) for k in written[:4] if k != mine]
+
+
+def limit_error(program, b, mask, elapsed) -> SimulationLimit:
+    timed_out = b.steps <= program.max_steps
+    why = (f"after {elapsed:.1f} s the kernel was still running" if timed_out
+           else f"the kernel executed more than {program.max_steps} instruction steps")
+    live = np.flatnonzero(b.alive if mask is None else mask)
+    slot = int(live[0]) if live.size else 0
+    thread, block = program.thread_of(b, slot), program.block_of(b, slot)
+    loop = hot_loop(program)
+    if loop:
+        first, last, iterations = loop
+        lines = f"line {first}" if first == last else f"lines {first}-{last}"
+        where = (f"the loop at {lines} has run {iterations} times and has not ended (thread {thread} of "
+                 f"block {block} is still in it)")
+        line = first
+    else:
+        hot = int(np.argmax(program.exec_counts[:-1]))
+        line = program.kernel.instructions[hot].line
+        where = f"the most executed line is {line} ({int(program.exec_counts[hot])} times)"
+    err = SimulationLimit(
+        f"Stopped: {why} — probably an infinite loop: {where}.", line=line or None,
+        source_line=program.source_line(line), filename=program.filename, thread=thread, block=block,
+        hint="check the loop's condition, and that its counter changes every iteration and moves "
+             "towards the end (i += stride, not i + stride; no unsigned i >= 0); if the kernel really "
+             "does this much work, pass timeout= (seconds per batch of blocks) or max_steps=")
+    err.timed_out = timed_out
+    return err
+
+
+def hot_loop(program):
+    """(first line, last line, iterations) of the most executed backward branch, or None."""
+    best = None
+    for ins in program.kernel.instructions:
+        if ins.opcode != "bra" or not ins.operands:
+            continue
+        target = program.kernel.labels.get(ins.operands[0].name)
+        if target is None or target > ins.index:
+            continue
+        n = int(program.exec_counts[ins.index])
+        if n and (best is None or n > best[0]):
+            best = (n, target, ins.index)
+    if best is None:
+        return None
+    n, lo, hi = best
+    lines = [i.line for i in program.kernel.instructions[lo:hi + 1] if i.line]
+    return (min(lines), max(lines), n) if lines else None
