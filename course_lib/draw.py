@@ -3,6 +3,7 @@
     from course_lib import draw
     draw.sectors(run, op="st")        # which 32-byte sectors one warp's global access touches
     draw.banks(run, op="ld")          # bank x wavefront map of one warp's shared access
+    draw.bank_cost(addresses)         # (wavefronts, conflicts) of one warp's shared access
     draw.bandwidth(results)           # effective bandwidth bars against the copy ceiling
     draw.sweep(xs, {"PAD=0": ys})     # a line chart for sweeps (conflicts vs padding, ...)
     draw.listing(run)                 # the kernel's source, each memory line annotated (HTML)
@@ -75,6 +76,13 @@ def _warp(run, addresses, width, space, op, line, warp, nth):
 
 # ------------------------------------------------------------------------ global: sectors
 
+def _cells(x, y, text, color, name, size=13):
+    """Square markers on a grid: a heatmap whose stored JSON is a few short lists (a 32 x 32
+    heatmap is two thousand lines of notebook JSON)."""
+    return go.Scatter(x=x, y=y, text=text, mode="markers+text", name=name, textfont=dict(size=8, color="white"),
+                      marker=dict(symbol="square", size=size, color=color), hoverinfo="text+name")
+
+
 def sectors(run=None, *, addresses=None, width: int = 4, op: str | None = "st", line: int | None = None,
             warp: int = 0, nth: int = 0, title: str | None = None) -> go.Figure:
     """Lanes (x) against the 32-byte sectors they touch (y) for one warp's global access.
@@ -86,27 +94,22 @@ def sectors(run=None, *, addresses=None, width: int = 4, op: str | None = "st", 
     """
     a, width, op, where = _warp(run, addresses, width, "global", op, line, warp, nth)
     lanes = np.nonzero(a >= 0)[0]
-    first, last = a[lanes] >> 5, (a[lanes] + width - 1) >> 5
-    touched = np.unique(np.concatenate([np.arange(f, l + 1) for f, l in zip(first, last)]))
-    z = np.zeros((touched.size, 32))
-    for lane, f, l in zip(lanes, first, last):
-        z[np.searchsorted(touched, np.arange(f, l + 1)), lane] = 1
-    labels = [f"+{(s - touched[0]) * 32} B" for s in touched]
-    used, moved = lanes.size * width, touched.size * 32
+    pairs = [(int(t), int(sec)) for t in lanes for sec in range(a[t] >> 5, ((a[t] + width - 1) >> 5) + 1)]
+    touched = sorted({sec for _, sec in pairs})
+    label = {sec: f"+{(sec - touched[0]) * 32} B" for sec in touched} if touched else {}
+    used, moved = lanes.size * width, len(touched) * 32
     word = {"ld": "load", "st": "store"}.get(op, "access")
-    fig = go.Figure(go.Heatmap(
-        z=z.astype(int).tolist(), x=list(range(32)), y=labels, xgap=1, ygap=1, showscale=False, zmin=0, zmax=1,
-        colorscale=[[0, "#f4f4f4"], [1, MAIN]], hovertemplate="lane %{x}<br>sector at %{y}<extra></extra>"))
+    fig = go.Figure(_cells([t for t, _ in pairs], [label[sec] for _, sec in pairs], [str(t) for t, _ in pairs],
+                           MAIN, "lane -> sector"))
     fig.update_layout(
-        title=title or f"global {word}, {where}: {touched.size} sector(s) for {lanes.size} lanes — "
-                       f"{used} of {moved} bytes moved are used ({used / moved:.0%})",
-        xaxis=dict(title="lane (thread of the warp)", dtick=4),
-        yaxis=dict(title="32-byte sector (offset from the first)", autorange="reversed", type="category"),
-        height=min(700, 160 + 16 * touched.size))
+        title=title or f"global {word}, {where}: {len(touched)} sector(s) for {lanes.size} lanes — "
+                       f"{used} of {moved} bytes moved are used ({used / max(moved, 1):.0%})",
+        xaxis=dict(title="lane (thread of the warp)", range=[-1, 32], dtick=4),
+        yaxis=dict(title="32-byte sector (offset from the first)", type="category", autorange="reversed",
+                   categoryorder="array", categoryarray=[label[sec] for sec in touched]),
+        showlegend=False, height=min(700, 170 + 17 * len(touched)))
     return fig
 
-
-# ------------------------------------------------------------------------ shared: banks
 
 def bank_map(addresses, width: int = 4, is_load: bool = True):
     """For one warp: a list of phases, each dict(lanes, cost, cells) where cells maps
@@ -134,11 +137,22 @@ def bank_map(addresses, width: int = 4, is_load: bool = True):
     return phases
 
 
+def bank_cost(addresses, width: int = 4, op: str = "ld") -> tuple[int, int]:
+    """(wavefronts, bank conflicts) of one warp's shared access, by the simulator's rules; for
+    index mappings computed in numpy (e.g. Giles's k = i + j*I for notebook 08).
+
+        draw.bank_cost(4 * (np.arange(32) * 5))      # stride 5 floats: (1, 0)
+    """
+    a = np.asarray(addresses, np.int64).reshape(1, 32)
+    wf, conflicts, _ = shared_wavefronts(a, a >= 0, width, op == "ld")
+    return wf, conflicts
+
+
 def banks(run=None, *, addresses=None, width: int = 4, op: str = "ld", line: int | None = None,
           warp: int = 0, nth: int = 0, title: str | None = None) -> go.Figure:
-    """Banks (x) against wavefronts (y) for one warp's shared access; each cell names the lanes
-    a bank serves in that wavefront. Row 0 is free; every red row is a bank conflict. 8- and
-    16-byte accesses are drawn per phase (half- or quarter-warps).
+    """Banks (x) against wavefronts (y) for one warp's shared access; each square names the lane
+    a bank serves in that wavefront. Row 0 is free; every red square is a bank conflict. 8- and
+    16-byte accesses are drawn per phase (half- or quarter-warps) side by side.
 
         draw.banks(run, op="ld")                                  # the tile's column read
         draw.banks(addresses=4 * (np.arange(32) * 33))            # column of a [32][33] tile
@@ -151,26 +165,21 @@ def banks(run=None, *, addresses=None, width: int = 4, op: str = "ld", line: int
                         subplot_titles=[f"lanes {p['lanes'][0]}-{p['lanes'][1]}: {p['cost']} wavefront(s)"
                                         for p in phases] if len(phases) > 1 else None)
     for i, p in enumerate(phases, 1):
-        z = np.full((depth, 32), np.nan)
-        text = np.full((depth, 32), "", dtype=object)
-        for (d, b), lanes in p["cells"].items():
-            z[d, b] = 0 if d == 0 else 1
-            text[d, b] = ",".join(str(t) for t in lanes[:3]) + ("…" if len(lanes) > 3 else "")
-        # plain lists: plotly would store numpy arrays as base64 'bdata', unreadable in a diff
-        z = [[None if np.isnan(v) else int(v) for v in row] for row in z]
-        fig.add_trace(go.Heatmap(z=z, text=text.tolist(), texttemplate="%{text}", textfont=dict(size=8),
-                                 x=list(range(32)), y=list(range(depth)), zmin=0, zmax=1, xgap=1, ygap=1,
-                                 colorscale=[[0, OK], [0.5, OK], [0.5, BAD], [1, BAD]], showscale=False,
-                                 hovertemplate="bank %{x}, wavefront %{y}<br>lanes %{text}<extra></extra>"),
-                      row=1, col=i)
-        fig.update_xaxes(title_text="bank", dtick=8, row=1, col=i)
+        for conflict in (False, True):
+            cells = sorted((b, d, lanes) for (d, b), lanes in p["cells"].items() if (d > 0) == conflict)
+            fig.add_trace(_cells([b for b, _, _ in cells], [d for _, d, _ in cells],
+                                 [",".join(map(str, ls[:2])) + ("…" if len(ls) > 2 else "") for _, _, ls in cells],
+                                 BAD if conflict else OK, "conflict: waits" if conflict else "served at once",
+                                 size=max(6, 15 - 2 * (len(phases) - 1))),
+                          row=1, col=i)
+        fig.update_xaxes(title_text="bank", range=[-1, 32], dtick=8, row=1, col=i)
     ways = max(p["cost"] for p in phases)
     word = {"ld": "load", "st": "store"}.get(op, "access")
     fig.update_layout(
         title=title or f"shared {word} ({width} B), {where}: {wf} wavefront(s), {conflicts} bank conflict(s)"
                        + (f" — {ways}-way" if ways > 1 else " — conflict-free"),
-        yaxis=dict(title="wavefront", autorange="reversed", dtick=max(1, depth // 8)),
-        height=min(700, 170 + 14 * depth))
+        yaxis=dict(title="wavefront", autorange="reversed", range=[-0.7, depth - 0.3], dtick=max(1, depth // 8)),
+        showlegend=False, height=min(700, 180 + 16 * depth))
     return fig
 
 
