@@ -268,11 +268,15 @@ def _atomic(ins, program, space, t):
         addr = address(b, mask)
         vals = [np.broadcast_to(np.asarray(s(b, mask)), addr.shape).astype(npt) for s in srcs]
         old = access(program, b, mask, ins, space, addr, width, 1, None)[:, 0].view(npt).copy()
-        # apply in thread order: threads sharing an address see each other's updates
-        order = np.argsort(addr, kind="stable")
-        sa = addr[order]
+        # apply in thread order: threads sharing an address see each other's updates. Shared
+        # memory is per block: one address in two blocks of the batch is two different words.
+        in_shared = np.full(addr.shape, space == "shared") | (
+            (space == "generic") & (addr >= SHARED_WINDOW) & (addr < SHARED_WINDOW + (1 << 32)))
+        group = np.where(in_shared, b.block_of[_slots(b, mask)], -1)
+        order = np.lexsort((addr, group))
+        sa, sg = addr[order], group[order]
         first = np.ones(len(sa), np.bool_)
-        first[1:] = sa[1:] != sa[:-1]
+        first[1:] = (sa[1:] != sa[:-1]) | (sg[1:] != sg[:-1])
         result_old = np.empty_like(old)
         new_final = {}
         cur = None
@@ -291,7 +295,7 @@ def _atomic(ins, program, space, t):
                 cur = npt(0) if cur >= v[0] else npt(cur + 1)
             elif op == "dec":
                 cur = v[0] if (cur == 0 or cur > v[0]) else npt(cur - 1)
-            new_final[int(sa[pos])] = (i, cur)
+            new_final[(int(sg[pos]), int(sa[pos]))] = (i, cur)
         idx = np.array([i for i, _ in new_final.values()], np.int64)
         finals = np.array([c for _, c in new_final.values()], npt).view(UINT[width])[:, None]
         sub = np.zeros(b.n, np.bool_)
