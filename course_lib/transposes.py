@@ -136,13 +136,13 @@ def _fast_check(p, dtype):
     return None
 
 
-_FAST = dict(TR=64, TC=64, THREADS=256, SWZ=1, GROUP=1)
+_FAST = dict(TR=64, TC=64, THREADS=256, SWZ=1, GROUP=1, CACHE=0)
 register(Spec("vec64", "64x64 tile, 16-byte accesses, swizzled (conflict-free)", "fast.cu",
-              "fast<{T}, {TR}, {TC}, {THREADS}, {SWZ}, {GROUP}>",
+              "fast<{T}, {TR}, {TC}, {THREADS}, {SWZ}, {GROUP}, {CACHE}>",
               tile=lambda p: (p["TC"], p["TR"]), block=lambda p: (p["THREADS"], 1),
               defaults=dict(_FAST), lesson="07", check=_fast_check))
 register(Spec("fast", "Fastest: 16-byte accesses, swizzled tile, tuned per dtype", "fast.cu",
-              "fast<{T}, {TR}, {TC}, {THREADS}, {SWZ}, {GROUP}>",
+              "fast<{T}, {TR}, {TC}, {THREADS}, {SWZ}, {GROUP}, {CACHE}>",
               tile=lambda p: (p["TC"], p["TR"]), block=lambda p: (p["THREADS"], 1),
               defaults=dict(_FAST), lesson="11", check=_fast_check,
               dtype_defaults=lambda d: {1: dict(TR=128, TC=128), 2: dict(TR=128, TC=128)}.get(d.itemsize, {})))

@@ -29,9 +29,23 @@
 //
 // Knobs: TR, TC (tile), THREADS (block size), SWZ (swizzle on/off), GROUP (GROUP > 1 walks
 // the tiles GROUP tile-rows at a time, so blocks running together write neighbouring parts of
-// the same rows of `out` — a DRAM-locality experiment). Needs TC * sizeof(T) a multiple of 16.
+// the same rows of `out` — a DRAM-locality experiment), CACHE (1: streaming stores st.global.cs,
+// which tell L2 the output will not be read again; 2: streaming loads ld.global.cs as well).
+// Needs TC * sizeof(T) a multiple of 16.
 
 #include "pack.cuh"
+
+// A global load or store of one chunk, with the cache policy CACHE asks for.
+template <int CACHE, typename C> __device__ __forceinline__ C load(const C* p)
+{
+    if constexpr (CACHE >= 2) return __ldcs(p);
+    else return *p;
+}
+template <int CACHE, typename C> __device__ __forceinline__ void store(C* p, C v)
+{
+    if constexpr (CACHE >= 1) __stcs(p, v);
+    else *p = v;
+}
 
 template <int BYTES> struct Chunk;
 template <> struct Chunk<16> { using type = uint4; };
@@ -45,7 +59,7 @@ __host__ __device__ constexpr int cmax(int a, int b) { return a > b ? a : b; }
 __host__ __device__ constexpr bool pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
 // Move one tile with VEC-byte global accesses (16, 8, 4, or sizeof(T)).
-template <typename T, int TR, int TC, int THREADS, int SWZ, int VEC>
+template <typename T, int TR, int TC, int THREADS, int SWZ, int CACHE, int VEC>
 __device__ __forceinline__ void move_tile(T* __restrict__ out, const T* __restrict__ in, int rows,
                                           int cols, int r0, int c0, unsigned char* sh)
 {
@@ -77,7 +91,7 @@ __device__ __forceinline__ void move_tile(T* __restrict__ out, const T* __restri
         int r = i / VPR, gc = c0 + (i % VPR) * (VEC / S);
         v[it] = C{};                                   // zeros past the edge of the matrix
         if ((NV % THREADS == 0 || i < NV) && r0 + r < rows && gc < cols)
-            v[it] = *reinterpret_cast<const C*>(in + (size_t)(r0 + r) * cols + gc);
+            v[it] = load<CACHE>(reinterpret_cast<const C*>(in + (size_t)(r0 + r) * cols + gc));
     }
 #pragma unroll
     for (int it = 0; it < N1; ++it) {
@@ -110,9 +124,9 @@ __device__ __forceinline__ void move_tile(T* __restrict__ out, const T* __restri
             if (oy < cols && ox < rows) {
                 T* dst = out + (size_t)oy * rows + ox;
                 if constexpr (RG == 2)
-                    *reinterpret_cast<uint4*>(dst) = make_uint4(a[0].x, a[0].y, a[1].x, a[1].y);
+                    store<CACHE>(reinterpret_cast<uint4*>(dst), make_uint4(a[0].x, a[0].y, a[1].x, a[1].y));
                 else
-                    *reinterpret_cast<uint2*>(dst) = a[0];
+                    store<CACHE>(reinterpret_cast<uint2*>(dst), a[0]);
             }
         } else {
             unsigned a[RG], o[UE][(RG * S + 3) / 4];
@@ -128,10 +142,10 @@ __device__ __forceinline__ void move_tile(T* __restrict__ out, const T* __restri
                 T* dst = out + (size_t)oy * rows + ox;
                 if constexpr (VEC == 16) {
                     if (ox < rows)
-                        *reinterpret_cast<uint4*>(dst) = make_uint4(o[e][0], o[e][1], o[e][2], o[e][3]);
+                        store<CACHE>(reinterpret_cast<uint4*>(dst), make_uint4(o[e][0], o[e][1], o[e][2], o[e][3]));
                 } else if constexpr (VEC == 4) {
                     if (ox < rows)
-                        *reinterpret_cast<unsigned*>(dst) = o[e][0];
+                        store<CACHE>(reinterpret_cast<unsigned*>(dst), o[e][0]);
                 } else {                               // rows of out not word-aligned
 #pragma unroll
                     for (int k = 0; k < RG; ++k)
@@ -143,7 +157,7 @@ __device__ __forceinline__ void move_tile(T* __restrict__ out, const T* __restri
     }
 }
 
-template <typename T, int TR, int TC, int THREADS, int SWZ, int GROUP>
+template <typename T, int TR, int TC, int THREADS, int SWZ, int GROUP, int CACHE>
 __global__ void __launch_bounds__(THREADS) fast(T* __restrict__ out, const T* __restrict__ in, int rows, int cols)
 {
     constexpr int S = sizeof(T);
@@ -162,13 +176,13 @@ __global__ void __launch_bounds__(THREADS) fast(T* __restrict__ out, const T* __
     // One check for the whole grid: can every row of in and out be moved in 16-byte chunks?
     const size_t lines = (size_t)cols * S | (size_t)rows * S | (size_t)in | (size_t)out;
     if ((lines & 15) == 0)
-        move_tile<T, TR, TC, THREADS, SWZ, 16>(out, in, rows, cols, r0, c0, sh);
+        move_tile<T, TR, TC, THREADS, SWZ, CACHE, 16>(out, in, rows, cols, r0, c0, sh);
     else if constexpr (S == 8)
-        move_tile<T, TR, TC, THREADS, SWZ, 8>(out, in, rows, cols, r0, c0, sh);
+        move_tile<T, TR, TC, THREADS, SWZ, CACHE, 8>(out, in, rows, cols, r0, c0, sh);
     else if constexpr (S == 4)
-        move_tile<T, TR, TC, THREADS, SWZ, 4>(out, in, rows, cols, r0, c0, sh);
+        move_tile<T, TR, TC, THREADS, SWZ, CACHE, 4>(out, in, rows, cols, r0, c0, sh);
     else if ((lines & 3) == 0)
-        move_tile<T, TR, TC, THREADS, SWZ, 4>(out, in, rows, cols, r0, c0, sh);
+        move_tile<T, TR, TC, THREADS, SWZ, CACHE, 4>(out, in, rows, cols, r0, c0, sh);
     else
-        move_tile<T, TR, TC, THREADS, SWZ, S>(out, in, rows, cols, r0, c0, sh);
+        move_tile<T, TR, TC, THREADS, SWZ, CACHE, S>(out, in, rows, cols, r0, c0, sh);
 }
