@@ -113,6 +113,11 @@ def random_bits(kind, w, rng, n):
 def _float_bits(values, fmt):
     """Bit patterns of float64 values converted (by numpy, any rounding) to fmt: inputs only."""
     v = np.asarray(values, np.float64)
+    with np.errstate(over="ignore"):
+        return _convert(v, fmt)
+
+
+def _convert(v, fmt):
     if fmt == "f64":
         return [int(x) for x in v.view(np.uint64)]
     if fmt == "f16":
