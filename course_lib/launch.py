@@ -146,6 +146,13 @@ def check_config(grid, block, shared_mem=0, *, static_shared=0, maxntid=None, li
         raise LaunchError(f"{kernel} declares __launch_bounds__({int(np.prod(maxntid))}) but is launched with {threads} threads per block")
     if not isinstance(shared_mem, (int, np.integer)) or shared_mem < 0:
         raise LaunchError(f"shared_mem must be a number of bytes >= 0, not {shared_mem!r}")
+    if static_shared > lim["shared_default"]:
+        # ptxas refuses such a kernel: only dynamic shared memory can go past 48 KiB (opt-in)
+        raise LaunchError(f"{kernel} declares {static_shared} bytes ({static_shared / 1024:.0f} KiB) of __shared__ "
+                          f"arrays; a block may have at most {lim['shared_default']} bytes "
+                          f"({lim['shared_default'] // 1024} KiB) of static shared memory",
+                          hint="use a smaller tile or a narrower type; or declare it extern __shared__ T t[]; and "
+                               f"pass shared_mem=bytes (up to {lim['shared_optin'] // 1024} KiB on this GPU)")
     total = static_shared + int(shared_mem)
     if total > lim["shared_optin"]:
         raise LaunchError(f"the kernel needs {total} bytes of shared memory per block ({static_shared} static + "
@@ -210,7 +217,9 @@ def _check_scalar(arg, p, ptype, psize, label):
         return arg
     if isinstance(arg, (bool, int, float, np.number, np.bool_)):
         if want.kind in "iu" and isinstance(arg, (float, np.floating)) and float(arg) != int(arg):
-            raise ArgumentError(f"{label} is an integer parameter but got {arg!r}", hint="pass an int")
+            raise ArgumentError(f"{label} is an integer parameter but got {arg!r}",
+                                hint="pass an int (// divides to an int in Python); if the value was meant for "
+                                     "another parameter, check the order of the arguments")
         if want.kind in "iu":
             info = np.iinfo(want)
             if not info.min <= int(arg) <= info.max:

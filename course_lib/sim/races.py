@@ -39,13 +39,29 @@ class Race:
     def severity(self):
         return "error" if self.scope == "block" else "warning"
 
+    @property
+    def hint(self) -> str:
+        first, second = self.lines
+        sync = "__syncthreads()" if self.scope == "block" else "__syncwarp() (or __syncthreads())"
+        if self.kind == "RAW" and first == second:
+            return (f"the write and the read are line {first} in different iterations of a loop: put {sync} at "
+                    f"the end of the loop body, outside any if, so every thread passes it each iteration")
+        if self.kind == "RAW":
+            return (f"put {sync} after the write (line {first}) and before the read (line {second}), where every "
+                    f"thread of the block passes it")
+        if self.kind == "WAR":
+            return (f"the write at line {second} can overwrite data before another thread has read it at line "
+                    f"{first}: put {sync} between them (in a loop: at the end of the loop body)")
+        return f"two threads write different values to one element: give each thread its own element, or order the writes with {sync}"
+
     def __str__(self):
         first, second = self.lines
         what = {"RAW": "reads a value another thread wrote", "WAR": "overwrites a value another thread read",
                 "WAW": "writes where another thread wrote a different value"}[self.kind]
-        return (f"{self.kind} hazard ({self.severity}) on shared {self.variable or 'memory'}: line {second} "
+        where = f"__shared__ '{self.variable}'" if self.variable else "shared memory"
+        return (f"{self.kind} hazard ({self.severity}) on {where}: line {second} "
                 f"(thread {self.threads[1]}) {what} at line {first} (thread {self.threads[0]}), "
-                f"block {self.block}, with no barrier between — seen {self.count} time(s)")
+                f"block {self.block}, with no barrier between — seen {self.count} time(s)\n  hint: {self.hint}")
 
 
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.uint64}
