@@ -24,7 +24,18 @@ from . import nvrtc, ptx
 from .errors import KernelError, NoGPUError
 from .launch import check_args, check_config, kernel_signature
 
-KERNELS_DIR = Path(__file__).resolve().parent.parent / "kernels"
+
+
+def _kernels_dir() -> Path:
+    """kernels/ beside the package in a checkout; inside it (course_lib/kernels) in a wheel."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent / "kernels", here / "kernels"):
+        if candidate.is_dir():
+            return candidate
+    return here.parent / "kernels"
+
+
+KERNELS_DIR = _kernels_dir()
 
 
 class KernelNotFound(KernelError, KeyError):

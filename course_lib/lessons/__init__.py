@@ -1,0 +1,1 @@
+"""Mechanics for individual lessons (what one notebook needs and no other)."""
