@@ -190,23 +190,36 @@ def test_figure_widget_mode_updates_in_place(capsys):
 
 # ------------------------------------------------------------------------------------ model
 
-def test_model_ranks_the_course_kernels_like_the_hardware(runs):
-    bw = {k: r.model_gbps for k, r in runs.items()}
-    assert bw["copy"] >= bw["padded_32x8"] >= bw["padded"] > bw["tile"] > bw["naive_row"]
-    assert bw["naive_col"] > bw["naive_row"]          # strided loads are cheaper than strided stores
-    assert bw["copy"] <= model.copy_gbps("H100")
-    assert model.bottleneck(runs["tile"].sim) == "sm" and model.bottleneck(runs["copy"].sim) == "dram"
+# measured on an H100 SXM, 8192 x 8192, GB/s (benchmarks/results/bench_h100_first.txt)
+H100 = {"float32": dict(copy=2795, naive_row=437, naive_col=1599, tile=982, padded=1638, padded_32x8=2775),
+        "float64": dict(copy=2983, naive_row=710, naive_col=2202, tile=1797, padded=2453, padded_32x8=2907)}
+
+
+@pytest.mark.parametrize("dtype", list(H100))
+def test_model_ranks_the_course_kernels_like_the_h100(dtype):
+    measured = H100[dtype]
+    runs = {k: SIM.run(k, dtype=np.dtype(dtype), shape=(128, 128)).sim for k in measured}
+    modelled = {k: model.predict(r, "H100") for k, r in runs.items()}
+    assert sorted(measured, key=measured.get) == sorted(modelled, key=modelled.get)
+    assert all(abs(modelled[k] / v - 1) < 0.35 for k, v in measured.items()), modelled
+    assert model.bottleneck(runs["tile"]) == "sm" and model.bottleneck(runs["copy"]) == "dram"
+
+
+def test_model_scales_with_the_gpu(runs):
     copy = runs["copy"].sim
-    assert model.predict(copy, "T4") < model.predict(copy, "A100") < model.predict(copy, "H100")
+    assert model.predict(copy, "T4") < model.predict(copy, "A100") < model.predict(copy, "H100") <= model.copy_gbps("H100")
+    assert runs["naive_col"].model_gbps > runs["naive_row"].model_gbps
+    assert model.ranking({"a": 100, "b": 97, "c": 50}) == [["a", "b"], ["c"]]
 
 
 def test_model_calibration_recovers_its_own_constants(runs):
     truth_gpu = model.GPUS["H100"].__class__(**{**model.GPUS["H100"].__dict__, "l2_gbps": 4200.0})
-    truth = model.Knobs(l1_reuse=0.7, dram_waste=0.25, cycles_per_thread=1.0, p=4.0)
+    truth = model.Knobs(l1_reuse=0.7, partial_store_cost=2.0, cycles_per_line=0.5, cycles_per_thread=1.5,
+                        cycles_per_request=0.3, p=3.0)
     sims = {k: r.sim for k, r in runs.items()}
     measured = {k: model.predict(s, truth_gpu, truth) for k, s in sims.items()}
     g, k, report = model.calibrate(measured, sims, "H100")
-    assert "DIFFERENT" not in report
+    assert report.startswith("H100: typical error")
     assert all(abs(model.predict(sims[n], g, k) / v - 1) < 0.05 for n, v in measured.items())
 
 
