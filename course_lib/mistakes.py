@@ -23,6 +23,7 @@ import ast
 import contextlib
 import difflib
 import io
+import linecache
 import textwrap
 from dataclasses import dataclass, field
 
@@ -112,10 +113,13 @@ class Mistake:
 
 def _run_cell(code, ns):
     """exec a cell's code; the value of a final expression is the result (as in a notebook)."""
-    tree = ast.parse(textwrap.dedent(code))
+    code = textwrap.dedent(code)
+    name = "<mistake cell>"
+    linecache.cache[name] = (len(code), None, code.splitlines(True), name)   # so tracebacks show the line
+    tree = ast.parse(code)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    exec(compile(tree, "<mistake>", "exec"), ns)
-    return eval(compile(ast.Expression(last.value), "<mistake>", "eval"), ns) if last else None
+    exec(compile(tree, name, "exec"), ns)
+    return eval(compile(ast.Expression(last.value), name, "eval"), ns) if last else None
 
 
 def _from_error(err, output):
