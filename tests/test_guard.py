@@ -169,6 +169,39 @@ def test_device_reader_fetches_only_the_pages_it_needs():
     assert len(calls) == 3                                     # cached
 
 
+class FakeDeviceArray:
+    """Looks like a CuPy array to course_lib; its "device memory" is a numpy array's."""
+
+    def __init__(self, host):
+        self.host = host
+        self.shape, self.dtype, self.nbytes, self.ndim = host.shape, host.dtype, host.nbytes, host.ndim
+        self.flags = {"C_CONTIGUOUS": True}
+        self.__cuda_array_interface__ = {"data": (host.ctypes.data, False), "shape": host.shape,
+                                         "typestr": host.dtype.str, "version": 3}
+
+
+def test_device_arrays_are_read_through_memcpy(mod, monkeypatch):
+    import ctypes
+    copies = []
+
+    def memcpy_from(ptr):
+        def fetch(lo, n):
+            copies.append(n)
+            return np.ctypeslib.as_array((ctypes.c_uint8 * n).from_address(ptr + lo)).copy()
+        return fetch
+    monkeypatch.setattr(guard, "_memcpy_from", memcpy_from)
+    out, x = args_for(1000)
+    idx = np.arange(1000, dtype=np.int32)
+    dev = [FakeDeviceArray(a) for a in (out, x, idx)]
+    guard.check(mod.get_function("gather"), (4,), (256,), (*dev, np.int32(1000)))
+    assert copies and sum(copies) <= 4 * guard.PAGE            # only the pages the corner blocks read
+    idx[0] = -1
+    with pytest.raises(cl.MemoryAccessError, match="before its start") as e:
+        guard.check(mod.get_function("gather"), (4,), (256,), (*dev, np.int32(1000)))
+    assert e.value.refused and e.value.block == (0, 0, 0)
+    assert np.isnan(out).all()
+
+
 # ----------------------------------------------------------------------------- Function.__call__
 
 @pytest.fixture
