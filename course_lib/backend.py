@@ -237,8 +237,9 @@ def banner(backend=None) -> Banner:
         copy = backend.copy_gbps(256 << 20)
         return Banner(f"GPU: {info.name} (sm_{info.arch}, {info.sm_count} SMs) · peak {peak:.0f} GB/s (datasheet) · "
                       f"copy {copy:.0f} GB/s measured ({copy / peak:.0%} of peak)", True)
+    article = "an" if backend.model_gpu[0] in "AEFHILMNORSX" else "a"      # an H100, an A100, a T4
     return Banner(f"CPU simulator: metrics are exact; times are not measured. Bandwidths shown are "
-                  f"modelled for an {backend.model_gpu} (course_lib.model), not measured.", False)
+                  f"modelled for {article} {backend.model_gpu} (course_lib.model), not measured.", False)
 
 
 def setup(backend=None, *, show_banner: bool = True, renderer: str | None = None):

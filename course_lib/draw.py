@@ -105,9 +105,9 @@ def sectors(run=None, *, addresses=None, width: int = 4, op: str | None = "st", 
         title=title or f"global {word}, {where}: {len(touched)} sector(s) for {lanes.size} lanes — "
                        f"{used} of {moved} bytes moved are used ({used / max(moved, 1):.0%})",
         xaxis=dict(title="lane (thread of the warp)", range=[-1, 32], dtick=4),
-        yaxis=dict(title="32-byte sector (offset from the first)", type="category", autorange="reversed",
+        yaxis=dict(title="sector (bytes from the first)", type="category", autorange="reversed", automargin=True,
                    categoryorder="array", categoryarray=[label[sec] for sec in touched]),
-        showlegend=False, height=min(700, 170 + 17 * len(touched)))
+        showlegend=False, height=min(700, max(260, 170 + 17 * len(touched))))
     return fig
 
 
@@ -161,25 +161,27 @@ def banks(run=None, *, addresses=None, width: int = 4, op: str = "ld", line: int
     phases = bank_map(a, width, op == "ld")
     wf, conflicts, _ = shared_wavefronts(a.reshape(1, 32), (a >= 0).reshape(1, 32), width, op == "ld")
     depth = max(1, max(p["cost"] for p in phases))
-    fig = make_subplots(rows=1, cols=len(phases), shared_yaxes=True, horizontal_spacing=0.02,
-                        subplot_titles=[f"lanes {p['lanes'][0]}-{p['lanes'][1]}: {p['cost']} wavefront(s)"
-                                        for p in phases] if len(phases) > 1 else None)
+    n = len(phases)
+    fig = make_subplots(rows=n, cols=1, shared_xaxes=True, vertical_spacing=0.3 / n,
+                        subplot_titles=[f"phase {i}: lanes {p['lanes'][0]}-{p['lanes'][1]}, {p['cost']} wavefront(s)"
+                                        for i, p in enumerate(phases, 1)] if n > 1 else None)
     for i, p in enumerate(phases, 1):
         for conflict in (False, True):
             cells = sorted((b, d, lanes) for (d, b), lanes in p["cells"].items() if (d > 0) == conflict)
             fig.add_trace(_cells([b for b, _, _ in cells], [d for _, d, _ in cells],
                                  [",".join(map(str, ls[:2])) + ("…" if len(ls) > 2 else "") for _, _, ls in cells],
-                                 BAD if conflict else OK, "conflict: waits" if conflict else "served at once",
-                                 size=max(6, 15 - 2 * (len(phases) - 1))),
-                          row=1, col=i)
-        fig.update_xaxes(title_text="bank", range=[-1, 32], dtick=8, row=1, col=i)
+                                 BAD if conflict else OK, "conflict: waits" if conflict else "served at once"),
+                          row=i, col=1)
+        fig.update_yaxes(title_text="wavefront", autorange="reversed", range=[-0.7, depth - 0.3],
+                         dtick=max(1, depth // 8), row=i, col=1)
+    fig.update_xaxes(range=[-1, 32], dtick=4)
+    fig.update_xaxes(title_text="bank", row=n, col=1)
     ways = max(p["cost"] for p in phases)
     word = {"ld": "load", "st": "store"}.get(op, "access")
     fig.update_layout(
         title=title or f"shared {word} ({width} B), {where}: {wf} wavefront(s), {conflicts} bank conflict(s)"
                        + (f" — {ways}-way" if ways > 1 else " — conflict-free"),
-        yaxis=dict(title="wavefront", autorange="reversed", range=[-0.7, depth - 0.3], dtick=max(1, depth // 8)),
-        showlegend=False, height=min(700, 180 + 16 * depth))
+        showlegend=False, height=min(900, 130 + n * (60 + 16 * depth)))
     return fig
 
 
@@ -215,9 +217,9 @@ def bandwidth(results, *, ceiling: float | None = None, device: str | None = Non
                       annotation_text=f"copy {ceiling:.0f} GB/s", annotation_position="top")
     kind = f"measured on {device}" if is_measured else \
         f"MODELLED for {device or 'a GPU'} from simulator counts (course_lib.model), not measured"
-    fig.update_layout(title=title or f"Effective bandwidth (2 × bytes / time), {kind}",
+    fig.update_layout(title=title or f"Effective bandwidth (2 × bytes / time)<br><sup>{kind}</sup>",
                       xaxis=dict(title="GB/s", rangemode="tozero"),
-                      yaxis=dict(autorange="reversed", type="category"), height=140 + 34 * len(items))
+                      yaxis=dict(autorange="reversed", type="category", automargin=True), height=160 + 34 * len(items))
     return fig
 
 
