@@ -31,12 +31,13 @@ line, builds the module and binds names.
 """
 from __future__ import annotations
 
+import os
 import re
 import shlex
 
 import numpy as np
 
-from .errors import KernelError
+from .errors import CompileError, KernelError
 from .module import Function, RawModule, _mangled_base
 
 _cache: dict = {}          # (magic line, cell) -> RawModule, so re-running a cell is instant
@@ -47,6 +48,17 @@ _TEMPLATE = re.compile(r"template\s*<[^{;]*?>\s*(?:static\s+)?__global__")
 
 class MagicUsageError(KernelError):
     """The ``%%cuda`` line itself is wrong (an unknown option, a missing value)."""
+
+
+class CellCompileError(CompileError):
+    """A %%cuda cell did not compile. Shown as the message alone: the caret already points into
+    the cell, so the 'raised by' line KernelErrors add would only name IPython's machinery."""
+
+    @property
+    def _render_traceback_(self):
+        if os.environ.get("COURSE_LIB_TRACEBACK"):
+            raise AttributeError("_render_traceback_")
+        return lambda: f"\x1b[0;31mCompileError\x1b[0m: {self}".splitlines()
 
 
 class Template:
@@ -136,7 +148,11 @@ def compile_cell(line: str, cell: str, count=None) -> tuple[RawModule, dict]:
         module = RawModule(code=source, options=(*std, *opts["options"]),
                            name_expressions=tuple(aliases), defines=opts["defines"],
                            filename=f"cell[{count if count is not None else '?'}].cu")
-        module.compile()
+        try:
+            module.compile()
+        except CompileError as exc:
+            raise CellCompileError(exc.message, diagnostics=exc.diagnostics, log=exc.log, hint=exc.hint,
+                                   filename=exc.filename, source_line=exc.source_line) from None
         _cache[key] = module
     return module, bind_names(module, aliases, opts["name"])
 

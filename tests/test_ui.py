@@ -48,7 +48,7 @@ def test_magic_compile_error_is_short_with_line_column_and_caret(ip, capsys):
     res = ip.run_cell("%%cuda\n__global__ void bad(float* a)\n{\n    a[0] = b;\n}\n", store_history=True)
     assert isinstance(res.error_in_exec, cl.CompileError)
     out = capsys.readouterr().out
-    assert "Traceback" not in out and len(out.splitlines()) <= 6
+    assert "Traceback" not in out and "raised by" not in out and len(out.splitlines()) <= 5
     # line 4 of the cell as the student sees it (the %%cuda line is line 1)
     m = re.search(r"cell\[\d+\]\.cu, line 4, column 12", out)
     assert m and '"b" is undefined' in out
@@ -305,5 +305,7 @@ def test_a_notebook_stores_figure_json_only_and_stays_small(tmp_path):
     banner = nb.cells[0].outputs[0]["data"]["text/plain"]
     assert banner.startswith("CPU simulator")
     err = nb.cells[-1].outputs[-1]
-    assert err["output_type"] == "error" and err["ename"] == "CompileError"
-    assert any("^" in line for line in err["traceback"]) and len(err["traceback"]) <= 6
+    assert err["output_type"] == "error" and err["ename"] == "CellCompileError"
+    assert err["traceback"][0].startswith("\x1b[0;31mCompileError")
+    assert any("^" in line for line in err["traceback"]) and len(err["traceback"]) <= 5
+    assert not any("raised by" in line for line in err["traceback"])
