@@ -162,6 +162,10 @@ def get(key: str) -> Exercise:
         raise KeyError(f"no exercise '{key}'; known: {', '.join(EXERCISES)}") from None
 
 
+define(Exercise("column_read", "the naive transpose that reads columns and writes rows", "transpose_col",
+                (32, 8), (8, 32), (coalesced("st"),), lesson="03",
+                note="one block covers 8 columns x 32 rows of in: threadIdx.x (32 values) must walk down a "
+                     "column of in, i.e. along a row of out; no shared memory needed"))
 define(Exercise("shared_tile", "transpose through a 32x32 shared-memory tile", "transpose_tile",
                 (32, 32), (32, 32), (uses_shared(), coalesced("ld"), coalesced("st"), no_races()), lesson="04"))
 define(Exercise("padded_tile", "a shared tile without bank conflicts", "transpose_padded",
@@ -299,8 +303,11 @@ def _hint_for(m, rows, cols, ex) -> str:
         return ("the matrix is not a multiple of the tile: threads past the edge must skip loading and storing, "
                 "but the others must still do their part — test rows and cols separately on each side")
     if m.region == "every element is wrong" or m.wrong > m.total // 2:
-        return ("out is cols x rows: element (r, c) of in goes to out[c * rows + r]; after the barrier each "
-                "thread reads the tile transposed (tile[threadIdx.x][...]) and the block lands at the mirrored place")
+        hint = "out is cols x rows: element (r, c) of in goes to out[c * rows + r]"
+        if any(p.name == uses_shared().name for p in ex.properties):   # tile hints only for tiled exercises
+            hint += ("; after the barrier each thread reads the tile transposed (tile[threadIdx.x][...]) and the "
+                     "block lands at the mirrored place")
+        return hint
     return "compare the indices used to read in and to write out for the elements listed above"
 
 

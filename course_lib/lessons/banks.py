@@ -1,0 +1,71 @@
+"""Notebook 05 (bank conflicts and padding): the padding explorer and the configurations it shows.
+
+    from course_lib.lessons import banks
+    banks.CONFIGS                               # label -> (course kernel, fixed parameters)
+    banks.run(sim, "32x16 block (rect)", PAD=1) # a SimRun (cached per label and PAD)
+    banks.padding_explorer(sim)                 # PAD slider x tile buttons -> heatmaps, chart, table
+
+The explorer is a ``cl.widgets.Explorer``: an IntSlider labelled ``PAD`` (0-4) and buttons for
+the tile; every change redraws two warp x bank pictures (the store into the tile and the
+column read out of it), a plotly chart of wavefronts per request over PAD with the current
+value marked, and an HTML metrics table. Nothing here is specific to a GPU: all runs are simulated.
+"""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from .. import draw, widgets
+
+# label -> (course kernel key, parameters other than PAD); all move 4-byte floats
+CONFIGS = {
+    "32x32 tile": ("tile", dict(TILE=32, BLOCK_ROWS=32)),
+    "16x16 tile": ("tile", dict(TILE=16, BLOCK_ROWS=16)),
+    "32x16 block (rect)": ("rect", dict(BX=32, BY=16)),
+}
+PADS = range(0, 5)
+
+_cache: dict = {}
+
+
+def run(sim, label: str, PAD: int, shape=(64, 64)):
+    """The simulated launch of configuration `label` with padding PAD (a SimRun)."""
+    key = (id(sim), label, PAD, tuple(shape))
+    if key not in _cache:
+        kernel, params = CONFIGS[label]
+        _cache[key] = sim.run(kernel, shape=shape, PAD=PAD, **params).sim
+    return _cache[key]
+
+
+def curve(sim, label: str, PAD: int | None = None, shape=(64, 64)) -> go.Figure:
+    """Shared wavefronts per request over PAD = 0..4 for loads and stores; PAD marks the current one."""
+    runs = [run(sim, label, p, shape) for p in PADS]
+    ld = [r.ratio("shared", "ld") for r in runs]
+    st = [r.ratio("shared", "st") for r in runs]
+    fig = draw.sweep(list(PADS), {"column read (shared loads)": ld, "row write (shared stores)": st},
+                     xlabel="PAD (extra elements per tile row)", ylabel="wavefronts per request (1 = no conflict)",
+                     title=f"{label}: cost of one warp's shared access vs padding")
+    if PAD is not None:
+        fig.add_trace(go.Scatter(x=[PAD, PAD], y=[ld[PAD], st[PAD]], mode="markers", name=f"PAD = {PAD}",
+                                 marker=dict(size=16, symbol="circle-open", color=draw.BAD, line=dict(width=3))))
+    fig.update_layout(yaxis=dict(rangemode="tozero"), height=340, width=520)
+    return fig
+
+
+def figures(sim_run, *, PAD: int, tile: str, sim=None, shape=(64, 64)) -> list:
+    """What the explorer shows for one setting: store and load bank pictures, the curve, the table."""
+    pictures = []
+    for op, what in (("st", "row write into the tile"), ("ld", "column read out of the tile")):
+        fig = draw.banks(sim_run, op=op)
+        fig.layout.title.text = f"{tile}, PAD={PAD}, {what}<br><sup>{fig.layout.title.text}</sup>"
+        fig.update_layout(width=520, margin=dict(t=75))
+        pictures.append(fig)
+    return [*pictures, curve(sim, tile, PAD, shape), draw.table({f"{tile}, PAD={PAD}": sim_run})]
+
+
+def padding_explorer(sim, shape=(64, 64), start: str = "32x32 tile") -> widgets.Explorer:
+    """PAD slider (0-4) x tile buttons -> bank pictures, the PAD curve and the metrics table."""
+    return widgets.Explorer(
+        compute=lambda PAD, tile: run(sim, tile, PAD, shape),
+        figures=lambda r, PAD, tile: figures(r, PAD=PAD, tile=tile, sim=sim, shape=shape),
+        controls=dict(PAD=PADS, tile=list(CONFIGS)), start=dict(tile=start),
+        title="Padding explorer: move PAD, pick a tile")

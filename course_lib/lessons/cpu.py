@@ -1,0 +1,130 @@
+"""Notebook 01 (CPU transpose): row-major pictures, CPU transpose loops, and timing them.
+
+    from course_lib.lessons import cpu
+    cpu.layout(3, 4)                         # a small matrix and the order its elements sit in memory
+    cpu.by_rows(a); cpu.blocked(a, 64)       # the CPU loops the notebook compares
+    cpu.best_time(cpu.blocked, a)            # seconds, best of a few runs (never stored in a notebook)
+    cpu.effective_gbps(a.nbytes, seconds)    # 2 x bytes / time, in GB/s
+
+The loops are numpy slice assignments inside a Python loop: each slice is a compiled C loop,
+so what is measured is the memory access pattern (rows vs columns vs blocks), not Python's
+interpreter. ``transpose_loop`` is the literal two-loop algorithm, one element at a time, for
+tiny matrices only. This module does not run GPU kernels and draws only the layout picture.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+ROW_COLORS = ["#457b9d", "#2a9d8f", "#f4a261", "#e76f51", "#6d597a", "#8ab17d", "#e9c46a", "#264653"]
+
+
+def layout(rows: int = 3, cols: int = 4, *, transposed: bool = False) -> go.Figure:
+    """The matrix as you draw it (top) and as memory holds it (bottom), each element labelled
+    (row, column) and coloured by its row. ``transposed=True`` walks memory in the order a
+    transpose must write it: down the columns of the original."""
+    fig = make_subplots(rows=2, cols=1, row_heights=[0.7, 0.3], vertical_spacing=0.18,
+                        subplot_titles=[f"a {rows} x {cols} matrix (element (r, c) sits at offset r * {cols} + c)",
+                                        "memory: one long row, offsets 0 .. " + str(rows * cols - 1)])
+    r, c = np.divmod(np.arange(rows * cols), cols)
+    colors = [ROW_COLORS[i % len(ROW_COLORS)] for i in r]
+    labels = [f"({i},{j})" for i, j in zip(r, c)]
+    fig.add_trace(go.Scatter(x=c.tolist(), y=r.tolist(), text=[f"{lab}<br>@{k}" for k, lab in enumerate(labels)],
+                             mode="markers+text", textfont=dict(color="white", size=10),
+                             marker=dict(symbol="square", size=44, color=colors), hoverinfo="text"), row=1, col=1)
+    order = np.arange(rows * cols)
+    if transposed:
+        order = (r + c * rows).argsort()         # memory offsets of in, in the order out is written
+    fig.add_trace(go.Scatter(x=list(range(rows * cols)), y=[0] * (rows * cols),
+                             text=[labels[k] for k in range(rows * cols)], mode="markers+text",
+                             textfont=dict(color="white", size=8),
+                             marker=dict(symbol="square", size=30, color=colors), hoverinfo="text"), row=2, col=1)
+    if transposed:
+        xs = order.tolist()
+        fig.add_trace(go.Scatter(x=xs, y=[0.45] * len(xs), mode="lines+markers", line=dict(color="#e63946"),
+                                 marker=dict(size=5), hoverinfo="skip"), row=2, col=1)
+        fig.layout.annotations[1].text = "memory of in; red: the order a transpose reads it to write out row by row"
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    fig.update_yaxes(autorange="reversed", row=1, col=1)
+    fig.update_yaxes(range=[-0.8, 0.8], row=2, col=1)
+    fig.update_layout(showlegend=False, height=330, margin=dict(l=20, r=20, t=50, b=10))
+    return fig
+
+
+# ------------------------------------------------------------------------------ the loops
+
+def transpose_loop(a) -> np.ndarray:
+    """The textbook algorithm, one element at a time: out[c][r] = in[r][c]. Tiny inputs only
+    (Python runs about ten million of these per second, a C loop a thousand times more)."""
+    rows, cols = a.shape
+    out = np.empty((cols, rows), a.dtype)
+    for r in range(rows):
+        for c in range(cols):
+            out[c, r] = a[r, c]
+    return out
+
+
+def by_rows(a) -> np.ndarray:
+    """Read a row of `a` (contiguous), write it as a column of out (one element per row of out)."""
+    out = np.empty(a.shape[::-1], a.dtype)
+    for r in range(a.shape[0]):
+        out[:, r] = a[r, :]
+    return out
+
+
+def by_columns(a) -> np.ndarray:
+    """Read a column of `a` (strided), write it as a row of out (contiguous)."""
+    out = np.empty(a.shape[::-1], a.dtype)
+    for c in range(a.shape[1]):
+        out[c, :] = a[:, c]
+    return out
+
+
+def blocked(a, block: int = 64) -> np.ndarray:
+    """Cache blocking: transpose block x block squares, so both the rows read and the rows
+    written stay in the cache while the square is worked on."""
+    rows, cols = a.shape
+    out = np.empty((cols, rows), a.dtype)
+    for r in range(0, rows, block):
+        for c in range(0, cols, block):
+            out[c:c + block, r:r + block] = a[r:r + block, c:c + block].T
+    return out
+
+
+def copy(a) -> np.ndarray:
+    """The same bytes moved without transposing: the ceiling for every loop above."""
+    out = np.empty_like(a)
+    out[...] = a
+    return out
+
+
+# ------------------------------------------------------------------------------ timing
+
+def best_time(f, *args, repeat: int = 5) -> float:
+    """The shortest of `repeat` runs of f(*args), in seconds (the least disturbed run)."""
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        f(*args)
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def effective_gbps(nbytes: int, seconds: float) -> float:
+    """Effective bandwidth: every byte is read once and written once, so 2 x bytes / time."""
+    return 2 * nbytes / seconds / 1e9
+
+
+def compare(a, loops: dict, repeat: int = 5) -> dict:
+    """{name: effective GB/s} for each loop on matrix `a`; each transpose is checked against a.T."""
+    expected = np.ascontiguousarray(a.T)
+    out = {}
+    for name, f in loops.items():
+        if f is not copy and not np.array_equal(f(a), expected):
+            raise AssertionError(f"{name} did not transpose correctly")
+        out[name] = effective_gbps(a.nbytes, best_time(f, a, repeat=repeat))
+    return out

@@ -1,0 +1,61 @@
+"""Notebook 02 (warps and coalescing): pictures of which threads of a 2D block form a warp,
+and the sectors-per-request sweep of a strided copy.
+
+    from course_lib.lessons import warps
+    warps.block_picture(leader, lane, block=(32, 8))   # arrays one kernel wrote, one value per thread
+    warps.stride_table(runs)                            # {stride: SimRun} -> small text/HTML table
+
+The arrays come from a kernel the notebook runs (each thread stores its lane, %laneid, and the
+thread number of lane 0 of its warp); this module only draws them. It does not run kernels.
+"""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..draw import HTMLText
+
+WARP_COLORS = ["#457b9d", "#2a9d8f", "#f4a261", "#e76f51", "#6d597a", "#8ab17d", "#e9c46a", "#264653"]
+
+
+def block_picture(leader, lane, block, title: str | None = None) -> go.Figure:
+    """The block's threads as a grid (threadIdx.x across, threadIdx.y down), each labelled with
+    its lane and coloured by its warp (threads that share lane 0's thread number share a warp)."""
+    bx, by = block
+    leader = np.asarray(leader).reshape(by, bx)
+    lane = np.asarray(lane).reshape(by, bx)
+    warp = leader // 32
+    ys, xs = np.mgrid[0:by, 0:bx]
+    size = max(7, min(24, 640 // max(bx, 1)))
+    fig = go.Figure()
+    for w in np.unique(warp):
+        sel = warp == w
+        fig.add_trace(go.Scatter(
+            x=xs[sel].tolist(), y=ys[sel].tolist(), mode="markers+text" if bx <= 32 else "markers",
+            text=[str(v) for v in lane[sel]], textfont=dict(size=max(6, size // 2 - 1), color="white"),
+            marker=dict(symbol="square", size=size, color=WARP_COLORS[int(w) % len(WARP_COLORS)]),
+            name=f"warp {int(w)}", hovertemplate="threadIdx (%{x}, %{y}), lane %{text}<extra>warp " + str(int(w)) + "</extra>"))
+    n = bx * by
+    fig.update_layout(
+        title=title or f"block ({bx}, {by}): {n} threads = {-(-n // 32)} warp(s); numbers are lanes",
+        xaxis=dict(title="threadIdx.x", range=[-1, bx], dtick=max(1, bx // 8)),
+        yaxis=dict(title="threadIdx.y", autorange="reversed", dtick=max(1, by // 8)),
+        height=min(640, 160 + int(by * size * 1.15)), legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def stride_table(runs: dict, label: str = "stride (elements)") -> HTMLText:
+    """{stride: SimRun of the strided copy} -> global load sectors per request and bytes used."""
+    head = [label, "load sectors/request", "bytes used / moved"]
+    rows = []
+    for stride, run in runs.items():
+        rec = [r for r in run.instructions if r["space"] == "global" and r["op"] == "ld"]
+        sectors, req, used = (sum(r[k] for r in rec) for k in ("sectors", "requests", "bytes"))
+        rows.append([str(stride), f"{sectors / req:.1f}", f"{used / (32 * sectors):.0%}"])
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    text = "\n".join("  ".join(v.rjust(w) for v, w in zip(r, widths)) for r in [head] + rows)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in r) + "</tr>" for r in rows)
+    return HTMLText("<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head)
+                    + f"</tr></thead><tbody>{body}</tbody></table>", text)

@@ -1,0 +1,157 @@
+"""Notebooks 00-05: the exercise added for notebook 03 (solution passes, stub and wrong kernels
+fail with a hint), and the lesson modules (course_lib.lessons.cpu, warps, start, banks).
+Simulator only; no timings asserted."""
+import numpy as np
+import pytest
+
+import course_lib as cl
+from course_lib import exercises as E
+from course_lib import magic
+from course_lib.lessons import banks, cpu, start, warps
+
+SIM = cl.Simulator()
+
+# ------------------------------------------------------------------ exercise column_read (03)
+
+COLUMN_READ = r"""
+__global__ void transpose_col(float* out, const float* in, int rows, int cols)
+{
+    // BEGIN SOLUTION
+    //> int r = /* row of in: let threadIdx.x walk down a column */ 0;
+    //> int c = /* column of in */ 0;
+    int r = blockIdx.y * 32 + threadIdx.x;     // row of in    = column of out
+    int c = blockIdx.x * 8 + threadIdx.y;      // column of in = row of out
+    // END SOLUTION
+    if (r < rows && c < cols)
+        out[(size_t)c * rows + r] = in[(size_t)r * cols + c];
+}
+"""
+
+S = COLUMN_READ
+# (description, source, words the report must contain)
+WRONG = [
+    ("naive_row's mapping pasted in: x over columns, tile assumed 32 wide",
+     S.replace("int r = blockIdx.y * 32 + threadIdx.x;", "int r = blockIdx.y * 8 + threadIdx.y;")
+      .replace("int c = blockIdx.x * 8 + threadIdx.y;", "int c = blockIdx.x * 32 + threadIdx.x;"),
+     ["never written", "32.0 sectors per request", "threadIdx.x"]),
+    ("threadIdx.x split over 8 columns: right answer, 8 sectors per store",
+     S.replace("int r = blockIdx.y * 32 + threadIdx.x;", "int r = blockIdx.y * 32 + threadIdx.y * 4 + threadIdx.x / 8;")
+      .replace("int c = blockIdx.x * 8 + threadIdx.y;", "int c = blockIdx.x * 8 + threadIdx.x % 8;"),
+     ["correct on 5 shapes", "8.0 sectors per request", "4 would be coalesced"]),
+    ("out indexed with the input's row length",
+     S.replace("out[(size_t)c * rows + r]", "out[(size_t)c * cols + r]"),
+     ["Out of bounds", "'out'", "line"]),
+    ("no bounds test",
+     S.replace("    if (r < rows && c < cols)\n", ""),
+     ["1000x1030", "Out of bounds", "bounds test"]),
+    ("bounds test compares r with cols and c with rows",
+     S.replace("if (r < rows && c < cols)", "if (r < cols && c < rows)"),
+     ["96x160", "never written", "Out of bounds"]),
+]
+
+
+def _kernel(source, name="transpose_col"):
+    return magic.compile_cell("", source)[1][name]
+
+
+def test_column_read_is_defined_for_notebook_03():
+    ex = E.get("column_read")
+    assert ex.lesson == "03" and ex.block == (32, 8) and ex.tile == (8, 32)
+    assert "grid = (ceil(cols / 8), ceil(rows / 32))" in repr(ex)
+
+
+def test_column_read_solution_passes():
+    report = E.check("column_read", _kernel(COLUMN_READ))
+    assert report.ok and "global stores coalesced" in repr(report) and "Well done" in repr(report)
+
+
+def test_column_read_stub_compiles_and_fails_with_a_hint():
+    stub = E.strip_solutions(COLUMN_READ)
+    assert not E.has_solution(stub) and "int r = /* row of in" in stub
+    text = repr(E.check("column_read", _kernel(stub)))
+    assert text.startswith("✗") and "never written" in text and "hint: out is cols x rows" in text
+    assert "tile" not in text.split("hint:")[1].split("\n")[0]     # no shared-tile advice for a naive kernel
+
+
+@pytest.mark.parametrize("what,source,words", WRONG, ids=[w[0] for w in WRONG])
+def test_column_read_wrong_kernel_fails_helpfully(what, source, words):
+    assert source != COLUMN_READ, "the mutation did not apply"
+    text = repr(E.check("column_read", _kernel(source)))
+    assert text.startswith("✗") and "hint:" in text
+    for w in words:
+        assert w in text, f"{what}: expected {w!r} in\n{text}"
+
+
+# ------------------------------------------------------------------ lessons.cpu (01)
+
+def test_cpu_loops_all_transpose():
+    a = np.arange(7 * 11, dtype=np.float32).reshape(7, 11)
+    for f in (cpu.transpose_loop, cpu.by_rows, cpu.by_columns, lambda x: cpu.blocked(x, 4)):
+        assert np.array_equal(f(a), a.T)
+    assert np.array_equal(cpu.copy(a), a)
+    gbps = cpu.compare(a, dict(copy=cpu.copy, rows=cpu.by_rows, blocked=cpu.blocked), repeat=1)
+    assert set(gbps) == {"copy", "rows", "blocked"} and all(v > 0 for v in gbps.values())
+    assert cpu.effective_gbps(4 << 20, 0.02e-3) == pytest.approx(419.43, abs=0.01)
+
+
+def test_cpu_layout_picture_labels_offsets():
+    fig = cpu.layout(3, 4)
+    assert "@11" in fig.data[0].text[-1] and fig.data[1].text[4] == "(1,0)"
+    t = cpu.layout(3, 4, transposed=True)
+    assert t.data[2].x[:3] == (0, 4, 8)        # out's first row: down column 0 of in
+
+
+# ------------------------------------------------------------------ lessons.warps (02)
+
+def test_block_picture_groups_threads_by_warp():
+    bx, by = 16, 4
+    lin = np.arange(bx * by)
+    fig = warps.block_picture(lin // 32 * 32, lin % 32, (bx, by))
+    assert [t.name for t in fig.data] == ["warp 0", "warp 1"]
+    assert set(fig.data[0].y) == {0, 1} and "2 warp(s)" in fig.layout.title.text
+
+
+def test_stride_table_reads_sectors_per_request():
+    _, names = magic.compile_cell("", "__global__ void k(float* o, const float* i, int s)\n"
+                                      "{ int t = threadIdx.x * s; o[t] = i[t]; }\n")
+    runs = {}
+    for s in (1, 8):
+        a = np.ones(32 * 8, np.float32)
+        runs[s] = names["k"].simulate(1, 32, (np.zeros_like(a), a, np.int32(s)))
+    text = repr(warps.stride_table(runs))
+    assert "4.0" in text.splitlines()[1] and "32.0" in text.splitlines()[2] and "12%" in text
+
+
+# ------------------------------------------------------------------ lessons.start (00)
+
+def test_ncu_comparison_is_read_and_reproduced():
+    rows = start.ncu_rows()
+    assert len(rows) >= 100 and rows["tile float32 256x256"][0][4] == 65536
+    assert "agree on all 8 memory metrics" in start.ncu_summary()
+    text = repr(start.against_ncu(SIM, ("naive_row",)))
+    assert "NO" not in text and text.count("yes") == 8
+    assert "not in this installation" in start.ncu_summary(start.RESULTS.with_name("missing.md"))
+
+
+# ------------------------------------------------------------------ lessons.banks (05)
+
+@pytest.mark.parametrize("label,pads", [("32x32 tile", {0: 32, 1: 1}), ("32x16 block (rect)", {0: 16, 1: 2, 2: 1}),
+                                        ("16x16 tile", {0: 8, 1: 2})])
+def test_bank_configs_reproduce_the_seed_facts(label, pads):
+    for pad, ways in pads.items():
+        assert banks.run(SIM, label, pad).ratio("shared", "ld") == ways
+    if label == "16x16 tile":
+        assert banks.run(SIM, label, 1).ratio("shared", "st") == 2
+
+
+def test_padding_explorer_redraws_chart_and_table():
+    ex = banks.padding_explorer(SIM)
+    slider = ex.controls["PAD"]
+    assert slider.description == "PAD" and (slider.min, slider.max) == (0, 4)
+    before = [repr(ex.items[3]), ex.items[2].data[-1].x, ex.items[1].layout.title.text]
+    ex.set(PAD=1)
+    after = [repr(ex.items[3]), ex.items[2].data[-1].x, ex.items[1].layout.title.text]
+    assert all(b != a for b, a in zip(before, after))
+    assert "conflict-free" in after[2] and "PAD=1" in after[0]
+    ex.set(tile="16x16 tile")
+    assert "2-way" in ex.items[0].layout.title.text and "2-way" in ex.items[1].layout.title.text
