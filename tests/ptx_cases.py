@@ -115,10 +115,11 @@ def _int_cases():
             lambda a, b, c, t=t, w=w: U(((val(a, t) * val(b, t)) >> w) + c, w))
         add(f"min.{t}", t, (t, t), (k, k), lambda a, b, t=t, w=w: U(min(val(a, t), val(b, t)), w))
         add(f"max.{t}", t, (t, t), (k, k), lambda a, b, t=t, w=w: U(max(val(a, t), val(b, t)), w))
+        signed = t[0] == "s"
         add(f"div.{t}", t, (t, t), (k, k), lambda a, b, t=t, w=w: _div(a, b, t, w, False),
-            unspecified="division by zero; MIN / -1 (overflow)")
+            unspecified="division by zero" + ("; MIN / -1 (overflow)" if signed else ""))
         add(f"rem.{t}", t, (t, t), (k, k), lambda a, b, t=t, w=w: _div(a, b, t, w, True),
-            unspecified="remainder by zero; MIN % -1")
+            unspecified="remainder by zero" + ("; MIN % -1" if signed else ""))
         for cmp in ("eq", "ne", "lt", "le", "gt", "ge") + (("lo", "ls", "hi", "hs") if t[0] == "u" else ()):
             add(f"setp.{cmp}.{t}", "u32", (t, t), (k, k), _setp_int(cmp, t),
                 text=f"setp.{cmp}.{t} p, %1, %2;", pred_out=True)

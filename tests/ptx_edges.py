@@ -126,13 +126,30 @@ def _convert(v, fmt):
     return [int(x) for x in (u >> 16 if fmt == "bf16" else u)]
 
 
-def make_inputs(kinds, widths, rng, limit=1800, n_random=300):
+# for floats, every combination of these is always included: zeros, ones, infinities, NaN,
+# the smallest subnormal and the largest finite value, both signs
+CORE = {"f32": [0, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000, 0x7FC00000, 1, 0x80000001,
+                0x7F7FFFFF, 0xFF7FFFFF],
+        "f64": [0, 1 << 63, 0x3FF0000000000000, 0xBFF0000000000000, 0x7FF0000000000000, 0xFFF0000000000000,
+                0x7FF8000000000000, 1, (1 << 63) | 1, 0x7FEFFFFFFFFFFFFF, 0xFFEFFFFFFFFFFFFF],
+        "f16": [0, 0x8000, 0x3C00, 0xBC00, 0x7C00, 0xFC00, 0x7E00, 1, 0x8001, 0x7BFF, 0xFBFF],
+        "bf16": [0, 0x8000, 0x3F80, 0xBF80, 0x7F80, 0xFF80, 0x7FC0, 1, 0x8001, 0x7F7F, 0xFF7F]}
+
+
+def make_inputs(kinds, widths, rng, limit=1200, n_random=200):
+    """Rows of operand bit patterns: every edge combination when there are few enough (integer
+    operands: up to 2500), else the float core combinations plus a random sample of edge
+    combinations, then random rows."""
     edges = [EDGES[k] for k in kinds]
     total = int(np.prod([len(e) for e in edges]))
+    if not any(k in R.FORMATS or k in ("f32m", "f64m") for k in kinds):   # integers: cheap, be exhaustive
+        limit = max(limit, 2500)
     if total <= limit:
         rows = list(itertools.product(*edges))
     else:
-        rows = [tuple(e[int(rng.integers(0, len(e)))] for e in edges) for _ in range(limit)]
+        core = [CORE.get(k, e[:6]) for k, e in zip(kinds, edges)]
+        rows = list(itertools.product(*core)) if len(kinds) < 3 else []
+        rows += [tuple(e[int(rng.integers(0, len(e)))] for e in edges) for _ in range(limit)]
         # keep every edge value of the first operand against the same second operand
         rows += [(x,) + tuple(e[0] for e in edges[1:]) for x in edges[0]]
     cols = [list(c) for c in zip(*rows)]
