@@ -20,9 +20,11 @@ args)`` runs it in the CPU simulator, ``scale(grid, block, args)`` on a GPU. Opt
 A template kernel nobody instantiated is bound as a :class:`Template`: index it with types and
 numbers to get a Function (``tile[np.float32, 32]`` compiles ``tile<float, 32>``).
 
-The cell is compiled as ``cell[N].cu`` (N: the cell's execution count) with the ``%%cuda`` line
-kept as a comment, so line numbers in compile errors and simulator reports are the cell's own
-line numbers. Re-running an unchanged cell reuses the compiled module (no recompilation).
+The cell is compiled as ``<first kernel>.cu`` (or ``<MOD>.cu`` with ``--name MOD``) with the
+``%%cuda`` line kept as a comment, so line numbers in compile errors and simulator reports are
+the cell's own line numbers (line 1 is the ``%%cuda`` line). The name does not depend on the
+execution count, so stored outputs are the same however the notebook is run (nbval).
+Re-running an unchanged cell reuses the compiled module (no recompilation).
 Compile errors appear as a short message with a caret, not a traceback (every
 :class:`course_lib.KernelError` renders that way in IPython).
 
@@ -129,7 +131,7 @@ def parse_line(line: str) -> dict:
     return opts
 
 
-def compile_cell(line: str, cell: str, count=None) -> tuple[RawModule, dict]:
+def compile_cell(line: str, cell: str) -> tuple[RawModule, dict]:
     """Compile one cell; returns (module, {python name: Function or Template})."""
     opts = parse_line(line)
     aliases = {}
@@ -147,7 +149,7 @@ def compile_cell(line: str, cell: str, count=None) -> tuple[RawModule, dict]:
         std = () if any(o.lstrip("-").startswith("std") for o in opts["options"]) else ("-std=c++17",)
         module = RawModule(code=source, options=(*std, *opts["options"]),
                            name_expressions=tuple(aliases), defines=opts["defines"],
-                           filename=f"cell[{count if count is not None else '?'}].cu")
+                           filename=f"{opts['name'] or next(iter(_KERNEL.findall(_strip_comments(cell))), 'cell')}.cu")
         try:
             module.compile()
         except CompileError as exc:
@@ -216,9 +218,7 @@ def cuda(line: str, cell: str):
     """The %%cuda cell magic (see the module docstring)."""
     from IPython import get_ipython
     ip = get_ipython()
-    # IPython counts the running cell before running it: In [n] sees execution_count == n + 1
-    count = getattr(ip, "execution_count", 1) - 1
-    module, names = compile_cell(line, cell, count)
+    module, names = compile_cell(line, cell)
     ip.user_ns.update(names)
     if not parse_line(line)["quiet"]:
         print(describe(names))

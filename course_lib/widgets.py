@@ -20,8 +20,9 @@ Controls: ``range(a, b)`` -> slider; a list -> buttons (or a slider when long); 
 widget -> used as it is; anything else -> a fixed value passed to compute. ``ex.set(PAD=1)``
 changes a control from code (tests); ``start=dict(TILE=32)`` picks the starting values.
 
-Charts live in ``ipywidgets.Output`` areas that are redrawn on change: figure JSON only, no extra
-package, the same in JupyterLab, Colab and VS Code. ``use_figure_widget(True)`` switches plotly
+Charts live in ``ipywidgets.Output`` areas whose content is replaced on change (as widget state,
+never printed into the cell, so nbval sees only the widget's short text): figure JSON only, no
+extra package, the same in JupyterLab, Colab and VS Code. ``use_figure_widget(True)`` switches plotly
 figures to ``go.FigureWidget`` updated in place (smoother; plotly >= 6 needs the ``anywidget``
 package, and a notebook saved with widget state then carries plotly's 5 MB widget bundle).
 Errors from compute (an impossible tile size...) show under the controls; the charts stay.
@@ -32,7 +33,7 @@ import os
 
 import ipywidgets as W
 import numpy as np
-from IPython.display import clear_output, display
+from IPython.display import display
 
 _FIGURE_WIDGET = os.environ.get("COURSE_LIB_FIGUREWIDGET", "") == "1"
 
@@ -98,9 +99,10 @@ class View:
                     self.fw.add_traces(item.data)
                 self.fw.update_layout(item.layout.to_plotly_json(), overwrite=True)
             return
-        with self.out:
-            clear_output(wait=True)
-            display(item)
+        # Set the Output widget's state instead of printing into it: nothing goes to the cell's
+        # own output stream, so nbval compares the same outputs whether or not widgets exist.
+        data, metadata = _bundle(item)
+        self.out.outputs = ({"output_type": "display_data", "data": data, "metadata": metadata},)
 
 
 class Explorer:
@@ -225,6 +227,19 @@ def sweep(compute, values, *, description: str = "sweep") -> list:
         out.append(compute(v))
         bar.value = i
     return out
+
+
+def _bundle(item) -> tuple[dict, dict]:
+    """The mime bundle of `item`, without displaying it: IPython's formatter would call a plotly
+    figure's _ipython_display_, which prints the figure into the running cell."""
+    if hasattr(item, "_repr_mimebundle_"):
+        b = item._repr_mimebundle_(include=None, exclude=None)
+        data, metadata = b if isinstance(b, tuple) else (b, {})
+        if data:
+            return data, metadata or {}
+    from IPython import get_ipython
+    from IPython.core.interactiveshell import InteractiveShell
+    return (get_ipython() or InteractiveShell.instance()).display_formatter.format(item)
 
 
 def _short(exc) -> str:

@@ -2,6 +2,8 @@
 a notebook stores (figure JSON only: no plotly.js, no base64)."""
 import json
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -50,7 +52,7 @@ def test_magic_compile_error_is_short_with_line_column_and_caret(ip, capsys):
     out = capsys.readouterr().out
     assert "Traceback" not in out and "raised by" not in out and len(out.splitlines()) <= 5
     # line 4 of the cell as the student sees it (the %%cuda line is line 1)
-    m = re.search(r"cell\[\d+\]\.cu, line 4, column 12", out)
+    m = re.search(r"bad\.cu, line 4, column 12", out)
     assert m and '"b" is undefined' in out
     caret_line = next(l for l in out.splitlines() if l.strip() == "^")
     code_line = next(l for l in out.splitlines() if "a[0] = b;" in l)
@@ -282,10 +284,14 @@ def test_a_notebook_stores_figure_json_only_and_stays_small(tmp_path):
         "cl.draw.bandwidth([r])",
         "cl.draw.listing(r.sim)",
         "cl.widgets.Explorer(lambda PAD: backend.run('tile', BLOCK_ROWS=8, PAD=PAD, shape=(32, 32)).sim,\n"
-        "                    lambda run, **p: cl.draw.banks(run, op='ld'), dict(PAD=range(0, 3)))",
+        "                    lambda run, **p: [cl.draw.banks(run, op='ld'), cl.draw.table({'tile': run})],\n"
+        "                    dict(PAD=range(0, 3)))",
+        "cl.widgets.Sweep(lambda s: s * 2, over=('s', [1, 2, 3]), figures=lambda xs, ys, **p: cl.draw.sweep(xs, {'y': ys}))",
         "%%cuda\n__global__ void bad(float* a)\n{\n    a[0] = b;\n}",
     ]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.cells[-1].metadata["tags"] = ["raises-exception"]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     # nbclient's defaults, as a regeneration tool would run it (store_widget_state=False crashes
     # nbclient 0.11 on Output widgets); widget state then goes to metadata.widgets
     nbclient.NotebookClient(nb, kernel_name="python3", allow_errors=True, timeout=300).execute()
@@ -298,7 +304,7 @@ def test_a_notebook_stores_figure_json_only_and_stays_small(tmp_path):
     kinds = [set(o.get("data", {})) for c in nb.cells for o in c.outputs]
     assert not any(k & {"image/png", "image/jpeg", "image/svg+xml"} for k in kinds)
     plotly_outputs = [o for c in nb.cells for o in c.outputs if "application/vnd.plotly.v1+json" in o.get("data", {})]
-    assert len(plotly_outputs) == 3
+    assert len(plotly_outputs) == 3                       # the three figure cells, none from widgets
     for o in plotly_outputs:
         assert set(o["data"]) == {"application/vnd.plotly.v1+json"}
         assert len(json.dumps(o["data"]["application/vnd.plotly.v1+json"])) < 25_000
@@ -309,3 +315,9 @@ def test_a_notebook_stores_figure_json_only_and_stays_small(tmp_path):
     assert err["traceback"][0].startswith("\x1b[0;31mCompileError")
     assert any("^" in line for line in err["traceback"]) and len(err["traceback"]) <= 5
     assert not any("raised by" in line for line in err["traceback"])
+    # explorers draw into widget state, never into the cell's outputs: nbval sees the same outputs
+    widget_figures = json.dumps(nb.metadata["widgets"])
+    assert widget_figures.count("application/vnd.plotly.v1+json") == 2 and "plotly.min" not in widget_figures
+    done = subprocess.run([sys.executable, "-m", "pytest", "--nbval", str(path), "-q", "-p", "no:cacheprovider",
+                           "--rootdir", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:]
