@@ -316,9 +316,52 @@ def _slct_f32(a, b, c):
     return a if (v == "+inf" or (v != "-inf" and v >= 0)) else b
 
 
+def _immediate_cases():
+    """Immediate operands (what compiled code mostly uses): constant shifts past the width,
+    negative and all-ones literals, constant bit-field positions and prmt selectors."""
+    imm = [("shl.b32", "b32", 33, lambda x, k: U(x << min(k, 32), 32)),
+           ("shl.b64", "b64", 5, lambda x, k: U(x << k, 64)),
+           ("shr.s32", "s32", 31, lambda x, k: U(S(x, 32) >> min(k, 32), 32)),
+           ("shr.s32", "s32", 40, lambda x, k: U(S(x, 32) >> min(k, 32), 32)),
+           ("shr.u32", "u32", 32, lambda x, k: x >> min(k, 32)),
+           ("shr.s64", "s64", 64, lambda x, k: U(S(x, 64) >> min(k, 64), 64)),
+           ("shr.u16", "u16", 16, lambda x, k: x >> min(k, 16)),
+           ("add.s32", "s32", -5, lambda x, k: U(x + k, 32)),
+           ("mul.lo.u64", "u64", 0xFFFFFFFFFFFFFFFF, lambda x, k: U(x * k, 64)),
+           ("mul.hi.s32", "s32", -3, lambda x, k: U((S(x, 32) * k) >> 32, 32)),
+           ("div.s32", "s32", -7, lambda x, k: U(R.trunc_div(S(x, 32), k), 32)),
+           ("rem.u32", "u32", 10, lambda x, k: x % k),
+           ("and.b32", "b32", 0xF0F0F0F0, lambda x, k: x & k),
+           ("min.s16", "s16", -2, lambda x, k: U(min(S(x, 16), k), 16))]
+    for op, t, k, fn in imm:
+        w = int(t[1:])
+        lit = hex(k) if k >= 0 else str(k)
+        add(f"{op} imm {lit}", t, (t,), (f"i{w}",), lambda a, fn=fn, k=k: fn(a, k),
+            text=f"{op} %0, %1, {lit};", name=f"k_imm_{op.replace('.', '_')}_{abs(k) % 1000}")
+    add("bfe.s32 imm 4, 8", "s32", ("s32",), ("i32",), lambda a: _bfe("s32", 32)(a, 4, 8), text="bfe.s32 %0, %1, 4, 8;",
+        name="k_imm_bfe_s32")
+    add("bfe.u64 imm 60, 10", "u64", ("u64",), ("i64",), lambda a: _bfe("u64", 64)(a, 60, 10),
+        text="bfe.u64 %0, %1, 60, 10;", name="k_imm_bfe_u64")
+    add("bfi.b32 imm 28, 8", "b32", ("b32", "b32"), ("i32", "i32"), lambda a, b: _bfi(32)(a, b, 28, 8),
+        text="bfi.b32 %0, %1, %2, 28, 8;", name="k_imm_bfi_b32")
+    add("prmt.b32 imm 0x5140", "b32", ("b32", "b32"), ("i32", "i32"), lambda a, b: _prmt(None)(a, b, 0x5140),
+        text="prmt.b32 %0, %1, %2, 0x5140;", name="k_imm_prmt")
+    add("prmt.b32.rc16 imm 1", "b32", ("b32", "b32"), ("i32", "i32"), lambda a, b: _prmt("rc16")(a, b, 1),
+        text="prmt.b32.rc16 %0, %1, %2, 1;", name="k_imm_prmt_rc16")
+    add("shf.r.wrap.b32 imm 40", "b32", ("b32", "b32"), ("i32", "i32"), lambda a, b: _shf("r", "wrap")(a, b, 40),
+        text="shf.r.wrap.b32 %0, %1, %2, 40;", name="k_imm_shf")
+    add("mul24.lo.s32 imm -2", "s32", ("s32",), ("i24",), lambda a: _mul24("s32", "lo")(a, 0xFFFFFFFE),
+        text="mul24.lo.s32 %0, %1, -2;", name="k_imm_mul24")
+    add("setp.hi.u32 imm 0x80000000", "u32", ("u32",), ("i32",), lambda a: int(a > 0x80000000),
+        text="setp.hi.u32 p, %1, 0x80000000;", pred_out=True, name="k_imm_setp")
+    add("selp.s32 imm -1, 7", "s32", ("u32",), ("bool",), lambda c: U(-1, 32) if c & 1 else 7,
+        text="{ .reg .pred p; setp.ne.u32 p, %1, 0; selp.s32 %0, -1, 7, p; }", name="k_imm_selp")
+
+
 _int_cases()
 _bit_cases()
 _select_cases()
+_immediate_cases()
 import ptx_float_cases  # noqa: E402,F401  (float and conversion cases register themselves)
 
 

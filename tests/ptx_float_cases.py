@@ -294,6 +294,21 @@ def _pack(lo, hi):
     return R.PAIR(lo, hi)
 
 
+def _float_immediates():
+    one32, two64, neg_one32 = 0x3F800000, 0x4000000000000000, 0xBF800000
+    add("add.rn.f32 imm 0f3F800000", "f32", ("f32",), ("f32",), lambda a: R.f_add(a, one32, "f32"),
+        text="add.rn.f32 %0, %1, 0f3F800000;", name="k_imm_add_f32", unspecified=NAN_NOTE)
+    add("mul.rz.f64 imm 0d4000000000000000", "f64", ("f64",), ("f64",), lambda a: R.f_mul(a, two64, "f64", "rz"),
+        text="mul.rz.f64 %0, %1, 0d4000000000000000;", name="k_imm_mul_f64", unspecified=NAN_NOTE)
+    add("fma.rn.f32 imm a*-1+a", "f32", ("f32",), ("f32",), lambda a: R.f_fma(a, neg_one32, a, "f32"),
+        text="fma.rn.f32 %0, %1, 0fBF800000, %1;", name="k_imm_fma_f32", unspecified=NAN_NOTE)
+    add("setp.gtu.f32 imm 0f00000000", "u32", ("f32",), ("f32",), lambda a: int(R.f_compare(a, 0, "f32", "gtu")),
+        text="setp.gtu.f32 p, %1, 0f00000000;", pred_out=True, name="k_imm_setp_f32")
+    add("max.f64 imm 0d8000000000000000", "f64", ("f64",), ("f64",), lambda a: R.f_minmax(a, 1 << 63, "f64", True),
+        text="max.f64 %0, %1, 0d8000000000000000;", name="k_imm_max_f64", unspecified="max(+0, -0)")
+
+
 _float_arith()
 _half_arith()
 _cvt_cases()
+_float_immediates()
