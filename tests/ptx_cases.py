@@ -135,6 +135,8 @@ def _int_cases():
             unspecified="abs(MIN)")
         add(f"neg.{t}", t, (t,), (k,), lambda a, w=w: U(-a, w))
     add("add.sat.s32", "s32", ("s32", "s32"), ("i32", "i32"), lambda a, b: U(_clamp(S(a, 32) + S(b, 32), 32), 32))
+    add("mad.hi.sat.s32", "s32", ("s32", "s32", "s32"), ("i32", "i32", "i32"),
+        lambda a, b, c: U(_clamp(((S(a, 32) * S(b, 32)) >> 32) + S(c, 32), 32), 32))
     add("sub.sat.s32", "s32", ("s32", "s32"), ("i32", "i32"), lambda a, b: U(_clamp(S(a, 32) - S(b, 32), 32), 32))
     for t in ("s32", "u32"):
         for h in ("lo", "hi"):
@@ -193,6 +195,9 @@ def _bit_cases():
         add(f"clz.{b}", "u32", (b,), (k,), lambda x, w=w: w - x.bit_length())
         add(f"brev.{b}", b, (b,), (k,), lambda x, w=w: int(format(x, f"0{w}b")[::-1], 2))
         for t in (f"u{w}", f"s{w}"):
+            for shift in ("", ".shiftamt"):
+                add(f"bfind{shift}.{t}", "u32", (t,), (k,), _bfind(t, w, bool(shift)))
+        for t in (f"u{w}", f"s{w}"):
             add(f"bfe.{t}", t, (t, "u32", "u32"), (k, "pos", "pos"), _bfe(t, w))
         add(f"bfi.{b}", b, (b, b, "u32", "u32"), (k, k, "pos", "pos"), _bfi(w))
     add("prmt.b32", "b32", ("b32", "b32", "b32"), ("i32", "i32", "sel"), _prmt(None))
@@ -216,6 +221,18 @@ def _bfe(t, w):
             bit = (a >> (pos + i)) & 1 if (i < ln and pos + i <= msb) else sbit
             d |= bit << i
         return d
+    return ref
+
+
+def _bfind(t, w, shiftamt):
+    def ref(a):
+        x = a
+        if t[0] == "s" and a >> (w - 1):
+            x = a ^ ((1 << w) - 1)          # negative: look for the most significant 0
+        if x == 0:
+            return 0xFFFFFFFF
+        pos = x.bit_length() - 1
+        return (w - 1 - pos) if shiftamt else pos
     return ref
 
 

@@ -88,11 +88,13 @@ def _float_arith():
               ("sin.approx.f32", 1, lambda a: _math(a, f, math.sin)),
               ("cos.approx.f32", 1, lambda a: _math(a, f, math.cos)),
               ("tanh.approx.f32", 1, lambda a: _math(a, f, math.tanh)),
+              ("div.approx.ftz.f32", 2, lambda a, b: R.f_div(a, b, f)),
+              ("ex2.approx.f16", 1, lambda a: _math(a, "f16", lambda x: 2.0 ** x)),
               ("rcp.approx.ftz.f64", 1, lambda a: R.f_rcp(a, "f64", ftz=False)),
               ("rsqrt.approx.f64", 1, lambda a: _math(a, "f64", lambda x: 1 / math.sqrt(x)))]
     for ptx, nin, ref in approx:
-        t = "f64" if ptx.endswith("f64") else "f32"
-        add(ptx, t, (t,) * nin, ("f32m",) * nin if t == "f32" else ("f64m",), ref, approx=True,
+        t = ptx.rsplit(".", 1)[1]
+        add(ptx, t, (t,) * nin, {"f32": ("f32m",) * nin, "f64": ("f64m",), "f16": ("f16",)}[t], ref, approx=True,
             tol=2.0 ** -10 if "tanh" in ptx or "sin" in ptx or "cos" in ptx else 2.0 ** -20,
             unspecified="approximate: bits are the hardware's")
 

@@ -78,6 +78,8 @@ def _mul(ins):
 def _mad(ins):
     t = ins.type
     mul, _, mt = _mul(ins)
+    if "sat" in ins.mods:     # mad.hi.sat.s32: the high half plus c, saturated
+        return (lambda a, b, c: np.clip(mul(a, b).astype(np.int64) + c, -2**31, 2**31 - 1).astype(np.int32)), [t] * 3, t
     if "wide" in ins.mods:
         return (lambda a, b, c: mul(a, b) + c), [t, t, mt], mt
     return (lambda a, b, c: (mul(a, b) + c).astype(np_type(t), copy=False)), [t, t, t], t
@@ -234,6 +236,27 @@ def _clz(ins):
     return fn, [t], "u32"
 
 
+def _bfind(ins):
+    """Position of the most significant 1 (unsigned) or non-sign bit (signed); 0xFFFFFFFF if
+    there is none; .shiftamt gives w-1 minus that position instead."""
+    t = ins.type
+    w = bits(t)
+    shiftamt = "shiftamt" in ins.mods
+
+    def fn(a):
+        u = _unsigned_bits(np.asarray(a), w)
+        if is_signed(t):
+            neg = (u >> np.uint64(w - 1)) & np.uint64(1) == 1
+            u = np.where(neg, ~u & _low_mask(np.full(u.shape, w)), u)
+        _, e = np.frexp(u.astype(np.float64))
+        pos = e.astype(np.int64) - 1
+        pos = np.where((pos >= 0) & ((u >> np.clip(pos, 0, 63).astype(np.uint64)) == 0), pos - 1, pos)
+        pos = np.minimum(pos, w - 1)
+        r = np.where(shiftamt, w - 1 - pos, pos)
+        return np.where(u == 0, np.uint32(0xFFFFFFFF), r.astype(np.uint32)).astype(np.uint32)
+    return fn, [t], "u32"
+
+
 def _brev(ins):
     t = ins.type
     w = bits(t)
@@ -372,7 +395,8 @@ def _float(name, ins):
     n = _ARITY[name]
     if t == "f32" and name in _APPROX and ("approx" in ins.mods or "full" in ins.mods):
         if name == "div":
-            return (lambda a, b: canon(a / b)), [t, t], t
+            flush = "ftz" in ins.mods
+            return (lambda a, b: canon(ftz(ftz(a) / ftz(b)) if flush else a / b)), [t, t], t
         return float_ops.approx(_APPROX[name], ins), [t], t
     if t == "f32":
         return float_ops.f32(name, ins), [t] * n, t
@@ -450,6 +474,7 @@ OPS = {
     "popc": _popc,
     "clz": _clz,
     "brev": _brev,
+    "bfind": _bfind,
     "bfe": _bfe,
     "bfi": _bfi,
     "prmt": _prmt,

@@ -269,11 +269,16 @@ def sign_op(kind, ins):
 
 
 def approx(f64fn, ins):
+    """ex2/lg2/sin/cos/tanh/rsqrt... computed exactly, rounded to the type (f32, f64, f16)."""
     t = ins.type
-    npt = np.float32 if t == "f32" else np.float64
+    if t not in ("f32", "f64", "f16"):
+        raise KeyError(f"approximate {t}")
+    npt = {"f32": np.float32, "f64": np.float64, "f16": np.float16}[t]
+    flush = "ftz" in ins.mods
 
     def fn(a):
         with np.errstate(all="ignore"):
-            r = f64fn(a.astype(np.float64)).astype(npt)
-        return canon(ftz(r) if "ftz" in ins.mods else r)
+            r = f64fn((ftz(a) if flush else a).astype(np.float64)).astype(npt)
+        r = canon(ftz(r) if flush else r)
+        return np.where(np.isnan(r), np.uint16(0x7FFF).view(np.float16), r) if t == "f16" else r
     return fn
