@@ -78,7 +78,10 @@ class CellKernel:
 
 
 def as_kernel(target, dtype=np.float32, block=None, tile=None, copy=False, **params):
-    """A course kernel key ('padded'), a Transpose, or a %%cuda Function (then `block` is needed)."""
+    """A course kernel key ('padded'), a Transpose, or a %%cuda Function (then `block` is needed).
+
+        as_kernel(transpose_tile, block=(32, 8), tile=32).config(1000, 1030)   # ((33, 32), (32, 8))
+    """
     if isinstance(target, str):
         return transposes.kernel(target, dtype, **params)
     if isinstance(target, (transposes.Transpose, CellKernel)):
@@ -209,7 +212,10 @@ class GPU:
 
 
 def default_backend():
-    """GPU() when CuPy sees an NVIDIA GPU (and COURSE_LIB_BACKEND is not 'sim'), else Simulator()."""
+    """GPU() when CuPy sees an NVIDIA GPU (and COURSE_LIB_BACKEND is not 'sim'), else Simulator().
+
+        backend = default_backend();  backend.run("copy")
+    """
     return GPU() if nvrtc.gpu_available() else Simulator()
 
 
@@ -229,7 +235,10 @@ class Banner:
 
 
 def banner(backend=None) -> Banner:
-    """'GPU: <name> · peak ... · copy ... measured' or the CPU simulator's line."""
+    """'GPU: <name> · peak ... · copy ... measured' or the CPU simulator's line.
+
+        cl.banner(cl.Simulator(model_gpu="T4"))   # CPU simulator: ... modelled for a T4 ...
+    """
     backend = backend or default_backend()
     if isinstance(backend, GPU):
         info = nvrtc.device_info()

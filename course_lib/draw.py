@@ -40,7 +40,10 @@ TEMPLATE = go.layout.Template(layout=dict(
 
 
 def configure(renderer: str | None = None) -> str:
-    """Small template; figure-JSON-only renderer (Colab: 'colab'). Returns the renderer used."""
+    """Small template; figure-JSON-only renderer (Colab: 'colab'). Returns the renderer used.
+
+        draw.configure()          # done by cl.setup(); draw.configure("browser") outside Jupyter
+    """
     pio.templates["course"] = TEMPLATE
     pio.templates.default = "course"
     if renderer is None:
@@ -56,7 +59,10 @@ def pick(run, space: str, op: str | None = None, line: int | None = None, nth: i
     """One traced execution of a memory instruction: dict(pc, line, space, width, op, addresses).
 
     Chooses by space ('global'/'shared'), op ('ld'/'st') and source line; `nth` picks among
-    several (an unrolled loop has one instruction per iteration)."""
+    several (an unrolled loop has one instruction per iteration).
+
+        pick(run, "shared", "ld")["addresses"][0]      # 32 byte addresses of warp 0's first read
+    """
     recs = [r for r in run.accesses if r["space"] == space and (op is None or r["op"] == op)
             and (line is None or r["line"] == line)]
     if not recs:
@@ -113,7 +119,10 @@ def sectors(run=None, *, addresses=None, width: int = 4, op: str | None = "st", 
 
 def bank_map(addresses, width: int = 4, is_load: bool = True):
     """For one warp: a list of phases, each dict(lanes, cost, cells) where cells maps
-    (wavefront, bank) to the lanes served then. Same rules as the simulator's metrics."""
+    (wavefront, bank) to the lanes served then. Same rules as the simulator's metrics.
+
+        [p["cost"] for p in bank_map(8 * np.arange(32), width=8)]     # [1, 1]: two half-warps
+    """
     a = np.asarray(addresses, np.int64).reshape(1, 32)
     act = a >= 0
     n = 1 if width <= 4 else (2 if width == 8 else 4)
@@ -271,7 +280,10 @@ def _note(rows) -> tuple[str, bool]:
 
 def listing(run, *, lines: tuple | None = None) -> HTMLText:
     """The kernel's source (the function that holds the memory lines) with each memory line
-    annotated: sectors per request, shared wavefronts and conflicts; red where it is not ideal."""
+    annotated: sectors per request, shared wavefronts and conflicts; red where it is not ideal.
+
+        draw.listing(backend.run("naive_row").sim)      # line 18: global st: 32.0 sectors/req
+    """
     mem = sorted(run.by_line)
     src = run.source_lines
     if lines is None and mem:

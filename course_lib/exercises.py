@@ -53,20 +53,23 @@ def _rows(run, space, op):
     return [r for r in run.instructions if r["space"] == space and r["requests"] and (op is None or r["op"] == op)]
 
 
+def _each(space, op, problem):
+    """A test that applies `problem(row)` to every instruction of (space, op); False if none."""
+    def test(run):
+        rows = _rows(run, space, op)
+        return next((p for p in map(problem, rows) if p), None) if rows else False
+    return test
+
+
 def coalesced(op: str) -> Property:
     """Global loads/stores touch no more sectors per request than the access width needs
     (4-byte elements: 4 sectors per 32 lanes; 16-byte vectors: 16)."""
-    def test(run):
-        if not _rows(run, "global", op):
-            return False
-        for r in _rows(run, "global", op):
-            ratio, ideal = r["sectors"] / r["requests"], max(1, r["width"])
-            if ratio > ideal:
-                return (f"the global {WORD[op]} on line {r['line']} touch {ratio:.1f} sectors per request; "
-                        f"{ideal} would be coalesced ({r['width']}-byte accesses by a warp of 32 threads)")
-        return None
+    def problem(r):
+        ratio, ideal = r["sectors"] / r["requests"], max(1, r["width"])
+        return ratio > ideal and (f"the global {WORD[op]} on line {r['line']} touch {ratio:.1f} sectors per "
+                                  f"request; {ideal} would be coalesced ({r['width']}-byte accesses by a warp)")
     side = "read rows of in" if op == "ld" else "write rows of out"
-    return Property(f"global {WORD[op]} coalesced", test,
+    return Property(f"global {WORD[op]} coalesced", _each("global", op, problem),
                     f"consecutive threads (threadIdx.x) must {side}: let threadIdx.x pick the column")
 
 
@@ -106,14 +109,9 @@ def uses_shared() -> Property:
 
 def vector_width(nbytes: int = 16, op: str | None = None) -> Property:
     """Every global load/store (or those of `op`) moves at least `nbytes` per thread."""
-    def test(run):
-        if not _rows(run, "global", op):
-            return False
-        for r in _rows(run, "global", op):
-            if r["width"] < nbytes:
-                return f"the global {WORD[r['op']]} on line {r['line']} move {r['width']} bytes per thread"
-        return None
-    return Property(f"{nbytes}-byte global {WORD.get(op, 'loads and stores')}", test,
+    def problem(r):
+        return r["width"] < nbytes and f"the global {WORD[r['op']]} on line {r['line']} move {r['width']} bytes per thread"
+    return Property(f"{nbytes}-byte global {WORD.get(op, 'loads and stores')}", _each("global", op, problem),
                     "move four floats at once: reinterpret_cast<const float4*>(in + i)[0] "
                     "(the address must be a multiple of 16 bytes)")
 
@@ -156,6 +154,7 @@ def define(ex: Exercise) -> Exercise:
 
 
 def get(key: str) -> Exercise:
+    """The exercise named `key`; its repr tells the student what to write.  get("vectorized")"""
     try:
         return EXERCISES[key]
     except KeyError:
@@ -367,5 +366,8 @@ def strip_solutions(text: str, todo: str = "TODO: your code here") -> str:
 
 
 def has_solution(text: str) -> bool:
-    """True when the text holds a solution block (cells a build must strip)."""
+    """True when the text holds a solution block (cells a build must strip).
+
+        [c for c in nb.cells if has_solution(c.source)]
+    """
     return any(_MARK.match(line) and BEGIN in line for line in text.splitlines())

@@ -98,7 +98,10 @@ def template_arg(a) -> str:
 
 
 def parse_line(line: str) -> dict:
-    """Split the magic line into defines, instantiations, module name, quiet flag, NVRTC options."""
+    """Split the magic line into defines, instantiations, module name, quiet flag, NVRTC options.
+
+        parse_line("-DTILE=32 -i 'tile<float, 32>' -q")["defines"]      # {'TILE': '32'}
+    """
     opts = dict(defines={}, instantiate=[], name=None, quiet=False, options=[])
     try:
         words = shlex.split(line)
@@ -132,7 +135,10 @@ def parse_line(line: str) -> dict:
 
 
 def compile_cell(line: str, cell: str) -> tuple[RawModule, dict]:
-    """Compile one cell; returns (module, {python name: Function or Template})."""
+    """Compile one cell; returns (module, {python name: Function or Template}).
+
+        module, names = compile_cell("-DK=2", "__global__ void k(float* a) { a[0] = K; }")
+    """
     opts = parse_line(line)
     aliases = {}
     for item in opts["instantiate"]:
@@ -225,7 +231,10 @@ def cuda(line: str, cell: str):
 
 
 def register(ip=None) -> None:
-    """Register %%cuda in the running IPython, if any (KernelErrors already display briefly)."""
+    """Register %%cuda in the running IPython, if any (KernelErrors already display briefly).
+
+        import course_lib.magic            # registers on import; or %load_ext course_lib
+    """
     if ip is None:
         try:
             from IPython import get_ipython

@@ -77,7 +77,10 @@ def gpu(name_or_gpu) -> GPU:
 
 
 def traffic(run) -> dict:
-    """The counts the model uses, totalled over the launch (bytes, sectors, lines, wavefronts...)."""
+    """The counts the model uses, totalled over the launch (bytes, sectors, lines, wavefronts...).
+
+        model.traffic(run)["wavefronts"]
+    """
     t = dict(useful_ld=0, useful_st=0, sectors_ld=0, sectors_st=0, wavefronts=0, requests=0, lines=0.0,
              threads=math.prod(run.grid) * math.prod(run.block))
     per_sector = _lines_per_sector(run)
@@ -106,7 +109,10 @@ def _lines_per_sector(run) -> dict:
 
 
 def times(run, on="H100", knobs: Knobs | None = None) -> dict:
-    """Seconds each part would be busy for the simulated launch: dram, l2, sm."""
+    """Seconds each part would be busy for the simulated launch: dram, l2, sm.
+
+        model.times(run, "T4")        # {'dram': ..., 'l2': ..., 'sm': ...}
+    """
     g, k, t = gpu(on), knobs or KNOBS, run if isinstance(run, dict) else traffic(run)
     useful = t["useful_ld"] + t["useful_st"]
     unused_st = max(0, 32 * t["sectors_st"] - t["useful_st"])
@@ -131,13 +137,19 @@ def predict(run, on="H100", knobs: Knobs | None = None) -> float:
 
 
 def bottleneck(run, on="H100") -> str:
-    """The part that is busiest: 'dram', 'l2' or 'sm' (shared memory, scattered lines, threads)."""
+    """The part that is busiest: 'dram', 'l2' or 'sm' (shared memory, scattered lines, threads).
+
+        model.bottleneck(sim.run("tile").sim)      # 'sm': the 32-way bank conflicts
+    """
     ts = times(run, on)
     return max(ts, key=ts.get)
 
 
 def copy_gbps(on="H100") -> float:
-    """The modelled copy ceiling: what DRAM delivers to a perfectly coalesced copy."""
+    """The modelled copy ceiling: what DRAM delivers to a perfectly coalesced copy.
+
+        model.copy_gbps("A100")
+    """
     g = gpu(on)
     return g.peak_gbps * g.dram_efficiency
 

@@ -39,7 +39,10 @@ _FIGURE_WIDGET = os.environ.get("COURSE_LIB_FIGUREWIDGET", "") == "1"
 
 
 def use_figure_widget(on: bool = True) -> bool:
-    """Draw plotly figures as FigureWidgets updated in place (needs anywidget). Returns the mode."""
+    """Draw plotly figures as FigureWidgets updated in place (needs anywidget). Returns the mode.
+
+        widgets.use_figure_widget(True)     # live sessions only: not for notebooks stored in git
+    """
     global _FIGURE_WIDGET
     if on:
         try:
@@ -60,7 +63,10 @@ def label(v) -> str:
 
 
 def control(name: str, spec):
-    """An ipywidgets control for one parameter, or None for a fixed value."""
+    """An ipywidgets control for one parameter, or None for a fixed value.
+
+        control("PAD", range(0, 5))          # IntSlider 0..4;  control("T", [np.float32, np.float64])
+    """
     if isinstance(spec, W.ValueWidget):
         return spec
     if isinstance(spec, range):
@@ -157,11 +163,16 @@ class Explorer:
     def _value(self, params):
         return self._point(**params)
 
+    def _build(self, value, params):
+        return self.build(value, **params)
+
     def update(self):
         params = self.params
+        self.status.value = "<i>computing…</i>"
         try:
-            self.value = self._value(params)
-            items = self.build(self.value, **params)
+            value = self._value(params)
+            items = self._build(value, params)
+            self.value = value
         except Exception as exc:   # a bad combination must not break the explorer
             self.status.value = f"<span style='color:#e63946'>{type(exc).__name__}: {_short(exc)}</span>"
             return
@@ -200,26 +211,15 @@ class Sweep(Explorer):
             self.progress.value = i
         return ys
 
-    def update(self):
-        params = self.params
-        try:
-            ys = self._value(params)
-            items = self.build(self.over_values, ys, **params)
-        except Exception as exc:
-            self.status.value = f"<span style='color:#e63946'>{type(exc).__name__}: {_short(exc)}</span>"
-            return
-        self.value = ys
-        self.status.value = ""
-        self.items = list(items) if isinstance(items, (list, tuple)) else [items]
-        while len(self.views) < len(self.items):
-            self.views.append(View())
-        self.charts.children = [v.widget for v in self.views[:len(self.items)]]
-        for view, item in zip(self.views, self.items):
-            view.show(item)
+    def _build(self, ys, params):
+        return self.build(self.over_values, ys, **params)
 
 
 def sweep(compute, values, *, description: str = "sweep") -> list:
-    """[compute(v) for v in values] with a progress bar (for cells that sweep once, no controls)."""
+    """[compute(v) for v in values] with a progress bar (for cells that sweep once, no controls).
+
+        ratios = widgets.sweep(lambda s: strided_ratio(s), [1, 2, 4, 8, 16, 32])
+    """
     bar = W.IntProgress(min=0, max=len(values), description=description)
     display(bar)
     out = []
