@@ -8,12 +8,12 @@ from course_lib import transposes, verify
 METRIC = "l1tex__t_sectors_pipe_lsu_mem_global_op_{}.sum"
 
 
-@pytest.mark.parametrize("key", list(transposes.SPECS))
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.uint8])
-def test_every_course_kernel_is_correct_on_awkward_shapes(key, dtype):
-    t = transposes.kernel(key, dtype)
+@pytest.mark.parametrize("key", [k for k, s in transposes.SPECS.items() if s.bench])
+def test_every_course_kernel_is_correct_on_awkward_shapes(key):
+    """float32 on the large awkward shapes; tests/test_kernels.py covers every dtype (smaller)."""
+    t = transposes.kernel(key, np.float32)
     for shape, result in verify.check(t):
-        assert result.ok, f"{key} {np.dtype(dtype)} {shape}: {result}"
+        assert result.ok, f"{key} {shape}: {result}"
 
 
 def test_naive_row_loads_4_sectors_stores_32():
