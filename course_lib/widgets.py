@@ -238,8 +238,9 @@ def _bundle(item) -> tuple[dict, dict]:
         if data:
             return data, metadata or {}
     from IPython import get_ipython
-    from IPython.core.interactiveshell import InteractiveShell
-    return (get_ipython() or InteractiveShell.instance()).display_formatter.format(item)
+    from IPython.core.formatters import DisplayFormatter
+    ip = get_ipython()      # outside IPython a private formatter: never create the shell singleton
+    return (ip.display_formatter if ip else DisplayFormatter()).format(item)
 
 
 def _short(exc) -> str:

@@ -17,8 +17,8 @@ SIM = cl.Simulator()
 
 @pytest.fixture(scope="module")
 def ip():
-    from IPython.testing.globalipapp import start_ipython
-    shell = start_ipython()
+    from IPython.core.interactiveshell import InteractiveShell
+    shell = InteractiveShell.instance()          # the one other test modules may have made already
     cl.load_ipython_extension(shell)
     return shell
 
