@@ -1,16 +1,25 @@
-"""Command line: ``python -m course_lib bench [--size N] [--dtype f32] [--kernel tile]``."""
+"""Command line::
+
+    python -m course_lib bench [--size N] [--dtype f32] [--kernel tile]
+    python -m course_lib lab [NOTEBOOKS] [--no-browser] [--port N]      (the same as course-lab)
+    python -m course_lib instructor build --out DIR | refresh [NB...] | check [NB...]
+"""
 import sys
+
+COMMANDS = {"bench": ".bench", "lab": ".lab", "instructor": ".instructor"}
+USAGE = ("usage: python -m course_lib {bench,lab,instructor} [options]   "
+         "(python -m course_lib COMMAND --help)")
 
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: python -m course_lib bench [options]   (python -m course_lib bench --help)")
+        print(USAGE)
         return 0
-    if argv[0] == "bench":
-        from .bench import main as bench
-        return bench(argv[1:])
-    print(f"unknown command {argv[0]!r}; try: python -m course_lib bench --help", file=sys.stderr)
+    if argv[0] in COMMANDS:
+        import importlib
+        return importlib.import_module(COMMANDS[argv[0]], __package__).main(argv[1:])
+    print(f"unknown command {argv[0]!r}; {USAGE}", file=sys.stderr)
     return 2
 
 

@@ -1,0 +1,344 @@
+"""Instructor tools: the student build, refreshing stored outputs, checking exercises.
+
+    python -m course_lib instructor build --out DIR [--repo URL] [--branch B] [NOTEBOOK...]
+    python -m course_lib instructor refresh [NOTEBOOK...] [--jobs N]
+    python -m course_lib instructor check [NOTEBOOK...] [--fix-urls]
+
+``build`` writes DIR/student (every BEGIN/END SOLUTION block replaced by its stub with
+:func:`course_lib.exercises.strip_solutions`; outputs of solution cells and of their checker cells
+cleared; any other stored output or widget state that would show a solution line cleared too) and
+DIR/instructor (the notebooks as they are). It refuses to write anything when a marker is
+unbalanced or a solution line would still be visible. ``--repo``/``--branch`` rewrite the Colab
+badge and the clone URL (default: ``lab.COURSE_REPO``).
+
+``refresh`` re-executes notebooks in place with nbclient's defaults on the simulator
+(COURSE_LIB_BACKEND=sim), as nbval compares them; a notebook with an unexpected error is not
+written. ``check`` verifies each notebook's Colab badge and install cell (lab.check_colab_cell)
+and each exercise: the solution passes its checker, the student stub compiles and fails it with
+hints. Nothing here runs on a GPU or changes notebooks except ``refresh`` and ``--fix-urls``.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import html
+import json
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import lab
+from .exercises import has_solution, strip_solutions
+
+CHECK_CALL = re.compile(r"exercises\.check\(\s*['\"](?P<key>\w+)['\"]\s*(?:,\s*(?P<kernel>\w+))?")
+
+
+def _nbformat():
+    import nbformat
+    return nbformat
+
+
+def notebook_paths(names=(), folder=None) -> list[Path]:
+    """The named notebooks (paths, or names inside `folder`), or every NN_*.ipynb of the course."""
+    folder = Path(folder) if folder else lab.notebooks_dir()
+    if not names:
+        return sorted(folder.glob("[0-9][0-9]_*.ipynb"))
+    out = []
+    for n in names:
+        p = Path(n)
+        p = p if p.exists() else folder / p.name
+        if not p.exists():
+            raise FileNotFoundError(f"no notebook {n}")
+        out.append(p)
+    return out
+
+
+# ---------------------------------------------------------------------------- exercise cells
+
+@dataclass
+class SolutionCell:
+    notebook: str
+    index: int                 # cell index in the notebook
+    source: str
+    key: str | None = None     # the exercise its checker cell names, if any
+    kernel: str | None = None  # the name passed to exercises.check
+    check_index: int | None = None
+
+    @property
+    def cuda(self) -> bool:
+        return self.source.lstrip().startswith("%%cuda")
+
+    def __str__(self):
+        return f"{self.notebook} cell {self.index}" + (f" (exercise '{self.key}')" if self.key else "")
+
+
+def solution_cells(nb, name="") -> list[SolutionCell]:
+    """Code cells holding solution markers, each with the first exercises.check cell after it."""
+    cells = [SolutionCell(name, i, c.source) for i, c in enumerate(nb.cells)
+             if c.cell_type == "code" and has_solution(c.source)]
+    for n, sc in enumerate(cells):
+        stop = cells[n + 1].index if n + 1 < len(cells) else len(nb.cells)
+        for j in range(sc.index + 1, stop):
+            m = CHECK_CALL.search(nb.cells[j].source) if nb.cells[j].cell_type == "code" else None
+            if m:
+                sc.key, sc.kernel, sc.check_index = m["key"], m["kernel"], j
+                break
+    return cells
+
+
+def verify_solution_cell(sc: SolutionCell) -> list[str]:
+    """Problems with one solution cell: the solution must pass its checker (or compile, without
+    one); the student stub must compile and fail the checker with a hint for every problem."""
+    from . import exercises, magic
+    from .errors import KernelError
+    try:
+        stub = strip_solutions(sc.source)
+    except ValueError as exc:
+        return [f"solution markers: {exc}"]
+    if not sc.cuda:
+        from IPython.core.inputtransformer2 import TransformerManager
+        problems = []
+        for what, src in (("solution", sc.source), ("student stub", stub)):
+            try:
+                compile(TransformerManager().transform_cell(src), str(sc), "exec")
+            except SyntaxError as exc:
+                problems.append(f"the {what} is not valid Python: {exc}")
+        return problems
+    problems, reports = [], {}
+    for what, src in (("solution", sc.source), ("student stub", stub)):
+        line, _, body = src.lstrip().partition("\n")
+        try:
+            _, names = magic.compile_cell(line[len("%%cuda"):].strip(), body)
+        except KernelError as exc:
+            problems.append(f"the {what} does not compile: {exc.message}")
+            continue
+        if sc.key is None:
+            continue
+        ex = exercises.get(sc.key)
+        fn = names.get(sc.kernel or ex.kernel) or names.get(ex.kernel)
+        try:
+            reports[what] = exercises.check(ex, fn)
+        except Exception as exc:       # the checker must answer, never raise
+            problems.append(f"the checker raised on the {what}: {type(exc).__name__}: {exc}")
+    sol, stub_report = reports.get("solution"), reports.get("student stub")
+    if sol is not None and not sol.ok:
+        problems.append(f"the solution fails its checker:\n{sol!r}")
+    if stub_report is not None:
+        if stub_report.ok:
+            problems.append("the student stub passes the checker: the exercise asks for nothing")
+        elif not all(hint for _, hint in stub_report.problems):
+            problems.append(f"the checker's answer to the stub has a problem without a hint:\n{stub_report!r}")
+    return problems
+
+
+# ---------------------------------------------------------------------------- the student build
+
+class BuildError(ValueError):
+    pass
+
+
+def _strings(obj):
+    """Every string inside a notebook structure (sources, outputs, metadata), HTML unescaped."""
+    if isinstance(obj, str):
+        yield obj
+        if "&" in obj:
+            yield html.unescape(obj)
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _strings(v)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            yield from _strings(v)
+
+
+def _code_part(line: str) -> str:
+    return re.split(r"\s//|\s#|^//|^#", line.strip(), maxsplit=1)[0].strip()
+
+
+def solution_lines(instructor_nb, student_nb) -> set[str]:
+    """Lines only the solutions hold (code part, 8+ characters): what a student build must not show.
+    A line that the student's version shows anyway (in prose or another cell) is not a secret."""
+    visible = "\n".join(c.source for c in student_nb.cells)
+    secret = set()
+    for c_in, c_out in zip(instructor_nb.cells, student_nb.cells):
+        if c_in.source == c_out.source:
+            continue
+        kept = set(c_out.source.splitlines())
+        for line in c_in.source.splitlines():
+            s = line.strip()
+            if line in kept or "SOLUTION" in s or s.startswith(("//>", "#>")):
+                continue
+            code = _code_part(line)
+            if len(code) >= 8 and re.search(r"\w", code) and code not in visible:
+                secret.add(code)
+    return secret
+
+
+def leaks(obj, secret) -> list[str]:
+    return sorted({s for text in _strings(obj) for s in secret if s in text})
+
+
+def student_notebook(nb, name=""):
+    """(student notebook, notes): see the module docstring. Raises BuildError rather than leak."""
+    out = copy.deepcopy(nb)
+    notes, clear = [], set()
+    for sc in solution_cells(nb, name):
+        try:
+            out.cells[sc.index].source = strip_solutions(sc.source)
+        except ValueError as exc:
+            raise BuildError(f"{name} cell {sc.index}: {exc}") from None
+        clear |= {sc.index} | ({sc.check_index} if sc.check_index is not None else set())
+    secret = solution_lines(nb, out)
+    for i, c in enumerate(out.cells):
+        if c.cell_type == "code" and i not in clear and leaks(c.get("outputs", []), secret):
+            clear.add(i)
+            notes.append(f"cell {i}: stored output showed a solution line, cleared")
+    for i in sorted(clear):
+        out.cells[i].outputs, out.cells[i].execution_count = [], None
+    if "widgets" in out.metadata and leaks(out.metadata["widgets"], secret):
+        del out.metadata["widgets"]
+        notes.append("saved widget state showed a solution line, dropped")
+    left = leaks(out, secret)
+    if left:
+        raise BuildError(f"{name}: the student build would still show solution text: {left[:3]}")
+    n = len(solution_cells(nb, name))
+    notes.insert(0, f"{n} solution cell(s) stripped, outputs of {len(clear)} cell(s) cleared")
+    return out, notes
+
+
+def rewrite_urls(nb, name: str, repo: str = lab.COURSE_REPO, branch: str = lab.BRANCH) -> int:
+    """Point Colab links (badges) and the install cell's clone URL at `repo`/`branch`, keeping
+    the notebook each link opens; returns how many cells changed."""
+    owner_name = lab.colab_url("x", repo, branch).split("/github/", 1)[1].split("/blob/", 1)[0]
+    badge = re.compile(r"(https://colab\.research\.google\.com/github/)[\w.-]+/[\w.-]+/blob/[\w.-]+/")
+    clone = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+?(?:\.git)?(?=[\s\"'/]|$)")
+    n = 0
+    for c in nb.cells:
+        new = badge.sub(lambda m: f"{m[1]}{owner_name}/blob/{branch}/", c.source) if c.cell_type == "markdown" \
+            else c.source
+        if "colab-install" in c.metadata.get("tags", []):
+            new = clone.sub(repo.removesuffix(".git"), new)
+        n += new != c.source
+        c.source = new
+    return n
+
+
+def build(paths, out, repo=lab.COURSE_REPO, branch=lab.BRANCH, log=print) -> dict:
+    """Write out/student and out/instructor; nothing is written if any notebook fails."""
+    nbf, done = _nbformat(), {}
+    for p in paths:
+        nb = nbf.read(p, as_version=4)
+        rewrite_urls(nb, p.name, repo, branch)
+        student, notes = student_notebook(nb, p.name)
+        done[p.name] = (nb, student, notes)
+    for kind in ("student", "instructor"):
+        (Path(out) / kind).mkdir(parents=True, exist_ok=True)
+    for name, (nb, student, notes) in done.items():
+        nbf.write(nb, Path(out) / "instructor" / name)
+        nbf.write(student, Path(out) / "student" / name)
+        log(f"{name}: " + "; ".join(notes))
+    return {k: v[2] for k, v in done.items()}
+
+
+# ---------------------------------------------------------------------------- refreshing outputs
+
+def refresh_one(path, timeout=600) -> tuple[bool, str]:
+    """Execute one notebook on the simulator and write it back; (ok, message)."""
+    import nbclient
+    nbf, path, t0 = _nbformat(), Path(path), time.monotonic()
+    nb = nbf.read(path, as_version=4)
+    before = [json.dumps(c.get("outputs", []), sort_keys=True) for c in nb.cells]
+    with lab.kernel_env(backend="sim") as env:
+        saved = dict(os.environ)
+        os.environ.update(env)      # the kernel inherits this process's environment
+        try:
+            nbclient.NotebookClient(nb, timeout=timeout, kernel_name=nb.metadata.get("kernelspec", {}).get(
+                "name", "python3"), record_timing=False, resources={"metadata": {"path": str(path.parent)}}).execute()
+        except Exception as exc:
+            msg = str(exc).strip().splitlines()
+            return False, f"{path.name}: NOT written: " + " | ".join(msg[-4:])[-800:]
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+    changed = sum(json.dumps(c.get("outputs", []), sort_keys=True) != b for c, b in zip(nb.cells, before))
+    nbf.write(nb, path)
+    return True, (f"{path.name}: refreshed in {time.monotonic() - t0:.0f} s, {changed} cell output(s) changed, "
+                  f"{path.stat().st_size // 1024} kB")
+
+
+def refresh(paths, jobs=1, timeout=600, log=print) -> bool:
+    ok = True
+    if jobs > 1 and len(paths) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(jobs) as pool:
+            results = pool.map(refresh_one, paths, [timeout] * len(paths))
+            for good, msg in results:
+                ok &= good
+                log(msg)
+        return ok
+    for p in paths:
+        good, msg = refresh_one(p, timeout)
+        ok &= good
+        log(msg)
+    return ok
+
+
+# ---------------------------------------------------------------------------- the command
+
+def check(paths, fix_urls=False, log=print) -> bool:
+    nbf, ok = _nbformat(), True
+    for p in paths:
+        nb = nbf.read(p, as_version=4)
+        if fix_urls and rewrite_urls(nb, p.name):
+            nbf.write(nb, p)
+            log(f"{p.name}: Colab badge / clone URL set to {lab.COURSE_REPO}")
+        problems = [f"Colab: {x}" for x in lab.check_colab_cell(nb, p.name)]
+        for sc in solution_cells(nb, p.name):
+            problems += [f"{sc}: {x}" for x in verify_solution_cell(sc)]
+            if sc.key is None and sc.cuda:
+                log(f"{sc}: no exercises.check cell after it (solution and stub compile only)")
+        try:
+            student_notebook(nb, p.name)
+        except BuildError as exc:
+            problems.append(str(exc))
+        ok &= not problems
+        log(f"{p.name}: " + ("ok" if not problems else f"{len(problems)} problem(s)"))
+        for x in problems:
+            log("  - " + x.replace("\n", "\n    "))
+    return ok
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m course_lib instructor", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="write the student notebooks and an instructor copy")
+    b.add_argument("--out", required=True, help="folder for student/ and instructor/")
+    b.add_argument("--repo", default=lab.COURSE_REPO, help="GitHub URL for the Colab badge and clone")
+    b.add_argument("--branch", default=lab.BRANCH, help="branch the Colab badge opens")
+    r = sub.add_parser("refresh", help="re-execute notebooks on the simulator, store their outputs")
+    r.add_argument("--jobs", "-j", type=int, default=1, help="notebooks executed at once")
+    r.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    c = sub.add_parser("check", help="Colab cell, badge and exercises of each notebook")
+    c.add_argument("--fix-urls", action="store_true", help=f"set badge and clone URL to {lab.COURSE_REPO}")
+    for p in (b, r, c):
+        p.add_argument("notebooks", nargs="*", help="notebooks (default: all of notebooks/)")
+    args = ap.parse_args(argv)
+    try:
+        paths = notebook_paths(args.notebooks)
+        if args.cmd == "build":
+            build(paths, args.out, args.repo, args.branch)
+            print(f"wrote {Path(args.out) / 'student'} and {Path(args.out) / 'instructor'}")
+            return 0
+        if args.cmd == "refresh":
+            return 0 if refresh(paths, args.jobs, args.timeout) else 1
+        return 0 if check(paths, args.fix_urls) else 1
+    except (FileNotFoundError, BuildError) as exc:
+        print(f"instructor {args.cmd}: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
