@@ -171,3 +171,33 @@ def test_every_simulated_opcode_is_in_the_catalog(compiled):
                 "exit": "NVRTC ends kernels with ret"}
     missing = set(BUILDERS) - seen - set(untested)
     assert not missing, f"instructions without a semantics test: {sorted(missing)}"
+
+
+def _near_tie_triples(rng, n=600):
+    """a*b exactly on (or next to) a rounding boundary of f64, nudged by a tiny c."""
+    rows = []
+    for _ in range(n):
+        ka, kb = int(rng.integers(1, 1 << 30)), int(rng.integers(1, 1 << 24))
+        a = float(ka | 1) * 2.0 ** -int(rng.integers(0, 29))
+        b = float(kb | 1) * 2.0 ** -int(rng.integers(0, 23))
+        p = a * b                                        # rounded: the exact product is nearby
+        c = float(rng.choice([0.0, 1.0, -1.0])) * 2.0 ** (np.floor(np.log2(abs(p))) - int(rng.integers(53, 120)))
+        c = c if rng.random() < 0.7 else -float(np.float64(p)) * float(rng.choice([1.0, 0.5]))
+        if rng.random() < 0.5:
+            a = -a
+        rows.append([R.f64_bits(x) for x in (a, b, c)])
+    return [list(col) for col in zip(*rows)]
+
+
+@pytest.mark.parametrize("mode", ["rn", "rz", "rm", "rp"])
+def test_f64_fma_next_to_rounding_boundaries(compiled, mode):
+    """The fast error-free path of f64 fma hands these to the exact one; both must be right."""
+    case = C.by_name()[f"k_fma_{mode}_f64"]
+    cols = _near_tie_triples(np.random.default_rng(3))
+    n = len(cols[0])
+    out = np.zeros(n, np.float64)
+    compiled[MODULE_OF[case.name]].get_function(case.name).simulate(
+        ((n + 255) // 256, 1, 1), (256, 1, 1), (out, *case.arrays(cols), np.int32(n)))
+    got = [int(x) for x in out.view(np.uint64)]
+    bad = [i for i in range(n) if not R.matches(case.ref(*(c[i] for c in cols)), got[i], "f64")]
+    assert not bad, f"{len(bad)} wrong, e.g. ({_show(cols, bad[0])}) -> {got[bad[0]]:#x}"
