@@ -18,6 +18,7 @@ Element types are chosen by dtype: 4-byte floats are ``float``, 8-byte ``double`
 """
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -129,8 +130,9 @@ def _fast_check(p, dtype):
     s, tr, tc = dtype.itemsize, p["TR"], p["TC"]
     if tc * s % 16:
         return f"TC * {s} bytes must be a multiple of 16 (whole 16-byte chunks per tile row)"
-    if tr * tc * s > 48 * 1024:
-        return f"a {tr}x{tc} tile of {s}-byte elements needs {tr * tc * s} bytes of shared memory; 48 KiB is the limit"
+    need = (tr + 16 // s) * tc * s            # the tile and the halo rows for misaligned shapes
+    if need > 48 * 1024:
+        return f"a {tr}x{tc} tile of {s}-byte elements needs {need} bytes of shared memory; 48 KiB is the limit"
     if p["THREADS"] % 32 or not 32 <= p["THREADS"] <= 1024:
         return "THREADS must be a multiple of 32, at most 1024"
     return None
@@ -216,7 +218,16 @@ class Transpose:
         if out is None:
             out = poisoned(self.out_shape(rows, cols), self.dtype)
         grid, block = self.config(rows, cols)
-        run = self.function.simulate(grid, block, self.args(out, inp), **options)
+        fn = self.function
+        # The simulator builds many short-lived closures; Python's cyclic GC walking them made a
+        # small launch 5x slower. Nothing here creates cycles that must be freed mid-run.
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            run = fn.simulate(grid, block, self.args(out, inp), **options)
+        finally:
+            if was_enabled:
+                gc.enable()
         return out, run
 
     def run(self, inp, out=None):

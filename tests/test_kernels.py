@@ -135,13 +135,18 @@ def test_vec64_without_swizzle_shows_the_8_way_float4_conflict():
     assert per_request(simulate("vec64", shape=(64, 64), TR=32, TC=32, SWZ=0), "shared", "ld") == 8
 
 
-@pytest.mark.parametrize("dtype, shape, width", [
-    (np.float32, (256, 256), 16), (np.float32, (130, 130), 4), (np.float64, (129, 129), 8),
-    (np.float16, (258, 258), 4), (np.float16, (257, 257), 2), (np.uint8, (260, 260), 4),
-    (np.uint8, (257, 257), 1)])
-def test_fast_picks_the_widest_access_the_shape_allows_and_never_conflicts(dtype, shape, width):
+@pytest.mark.parametrize("dtype, shape", [
+    (np.float32, (130, 130)), (np.float64, (129, 129)), (np.float16, (258, 258)), (np.float16, (257, 257)),
+    (np.uint8, (260, 260)), (np.uint8, (257, 257)), (np.uint8, (256, 257)), (np.float32, (257, 256))])
+def test_fast_moves_misaligned_rows_in_aligned_16_byte_chunks_without_conflicts(dtype, shape):
+    """Rows not starting on 16-byte boundaries: still (almost) only 16-byte accesses; only the
+    chunks at the ends of each output row are split (1.5% of the bytes at 1025x1027 u8;
+    more on these small shapes, where most tiles touch an edge)."""
     run = simulate("fast", dtype, shape)
-    assert widths(run, "ld") == {width}
+    for op in ("ld", "st"):
+        moved = {w: sum(r["bytes"] for r in run.instructions if r["space"] == "global" and r["op"] == op
+                        and r["width"] == w) for w in widths(run, op)}
+        assert moved.get(16, 0) >= 0.9 * sum(moved.values()), (op, moved)
     assert conflicts(run) == 0
 
 
