@@ -267,7 +267,8 @@ def _atomic(ins, program, space, t):
     def run(b, mask):
         addr = address(b, mask)
         vals = [np.broadcast_to(np.asarray(s(b, mask)), addr.shape).astype(npt) for s in srcs]
-        old = access(program, b, mask, ins, space, addr, width, 1, None)[:, 0].view(npt).copy()
+        # Nsight Compute counts atomics apart from loads and stores (op_atom): keep them out
+        old = access(program, b, mask, _Silent(ins), space, addr, width, 1, None)[:, 0].view(npt).copy()
         # apply in thread order: threads sharing an address see each other's updates. Shared
         # memory is per block: one address in two blocks of the batch is two different words.
         in_shared = np.full(addr.shape, space == "shared") | (
@@ -277,6 +278,21 @@ def _atomic(ins, program, space, t):
         sa, sg = addr[order], group[order]
         first = np.ones(len(sa), np.bool_)
         first[1:] = (sa[1:] != sa[:-1]) | (sg[1:] != sg[:-1])
+        if op == "add" and t[0] in "us":   # integer add: a prefix sum per address, no loop
+            v = vals[0][order]
+            seg = np.cumsum(first) - 1
+            csum = np.cumsum(v)
+            base = (csum - v)[first][seg]               # running total before each segment
+            before = (csum - v) - base                  # what earlier threads added
+            result_old = np.empty_like(old)
+            result_old[order] = (old[order] + before).astype(npt)
+            last = np.append(first[1:], True)
+            idx = order[last]
+            finals = (old[idx] + (csum[last] - base[last])).astype(npt).view(UINT[width])[:, None]
+            _write_back(program, b, mask, ins, space, addr, idx, finals)
+            if out is not None:
+                out(b, mask, result_old)
+            return
         result_old = np.empty_like(old)
         new_final = {}
         cur = None
@@ -298,13 +314,18 @@ def _atomic(ins, program, space, t):
             new_final[(int(sg[pos]), int(sa[pos]))] = (i, cur)
         idx = np.array([i for i, _ in new_final.values()], np.int64)
         finals = np.array([c for _, c in new_final.values()], npt).view(UINT[width])[:, None]
-        sub = np.zeros(b.n, np.bool_)
-        sub[_slots(b, mask)[idx]] = True
-        order_idx = np.argsort(_slots(b, mask)[idx])
-        access(program, b, sub, _Silent(ins), space, addr[idx][order_idx], width, 1, finals[order_idx])
+        _write_back(program, b, mask, ins, space, addr, idx, finals)
         if out is not None:
             out(b, mask, result_old)
     return run
+
+
+def _write_back(program, b, mask, ins, space, addr, idx, finals):
+    """Store each address's final value (one thread per address), uncounted."""
+    sub = np.zeros(b.n, np.bool_)
+    sub[_slots(b, mask)[idx]] = True
+    order_idx = np.argsort(_slots(b, mask)[idx])
+    access(program, b, sub, _Silent(ins), space, addr[idx][order_idx], finals.dtype.itemsize, 1, finals[order_idx])
 
 
 class _Silent:

@@ -116,24 +116,31 @@ def _cost(a, act, width, phases):
 
 
 class Counters:
-    """Per-instruction counts, accumulated over the whole launch."""
+    """Per-instruction counts, accumulated over the whole launch. Global and shared traffic are
+    kept apart because a generic ld/st can reach either space (even both in one instruction)."""
 
     def __init__(self, n_instructions: int):
-        self.requests = np.zeros(n_instructions, np.int64)
-        self.sectors = np.zeros(n_instructions, np.int64)
-        self.wavefronts = np.zeros(n_instructions, np.int64)
-        self.conflicts = np.zeros(n_instructions, np.int64)
-        self.bytes = np.zeros(n_instructions, np.int64)
+        z = lambda: np.zeros(n_instructions, np.int64)
+        self.global_requests, self.sectors, self.global_bytes = z(), z(), z()
+        self.shared_requests, self.wavefronts, self.conflicts, self.shared_bytes = z(), z(), z(), z()
+
+    @property
+    def requests(self):
+        return self.global_requests + self.shared_requests
+
+    @property
+    def bytes(self):
+        return self.global_bytes + self.shared_bytes
 
     def add_global(self, pc, addr, active, width):
         r, s = global_sectors(addr, active, width)
-        self.requests[pc] += r
+        self.global_requests[pc] += r
         self.sectors[pc] += s
-        self.bytes[pc] += int(active.sum()) * width
+        self.global_bytes[pc] += int(active.sum()) * width
 
     def add_shared(self, pc, addr, active, width, is_load):
         w, c, r = shared_wavefronts(addr, active, width, is_load)
-        self.requests[pc] += r
+        self.shared_requests[pc] += r
         self.wavefronts[pc] += w
         self.conflicts[pc] += c
-        self.bytes[pc] += int(active.sum()) * width
+        self.shared_bytes[pc] += int(active.sum()) * width

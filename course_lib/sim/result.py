@@ -7,9 +7,6 @@ from dataclasses import dataclass
 from .metrics import METRIC_NAMES
 from .races import Race
 
-SPACE_OF = {"global": "global", "const": "global", "generic": "global", "shared": "shared"}
-
-
 @dataclass
 class Finding:
     """Something suspicious that is not fatal: e.g. a read of never-written shared memory."""
@@ -41,17 +38,20 @@ class SimRun:
         c = p.counters
         self.instructions = []
         for ins in p.kernel.instructions:
-            if ins.opcode not in ("ld", "st", "ldu", "atom", "red"):
+            if ins.opcode not in ("ld", "st", "ldu"):   # atomics are counted apart by ncu (op_atom)
                 continue
-            space = next((m for m in ins.mods if m in ("global", "shared", "local", "param", "const")), "generic")
             i = ins.index
-            if space in ("param", "local") or c.requests[i] == 0 and p.exec_counts[i] == 0:
-                continue
-            self.instructions.append(dict(
-                pc=i, line=ins.line, text=ins.text, space=SPACE_OF.get(space, space),
-                op="ld" if ins.opcode in ("ld", "ldu") else "st", width=_width(ins),
-                requests=int(c.requests[i]), sectors=int(c.sectors[i]),
-                wavefronts=int(c.wavefronts[i]), conflicts=int(c.conflicts[i]), bytes=int(c.bytes[i])))
+            op = "ld" if ins.opcode in ("ld", "ldu") else "st"
+            common = dict(pc=i, line=ins.line, text=ins.text, op=op, width=_width(ins))
+            # one row per space the instruction reached (a generic access may reach both)
+            if c.global_requests[i]:
+                self.instructions.append(dict(common, space="global", requests=int(c.global_requests[i]),
+                                              sectors=int(c.sectors[i]), wavefronts=0, conflicts=0,
+                                              bytes=int(c.global_bytes[i])))
+            if c.shared_requests[i]:
+                self.instructions.append(dict(common, space="shared", requests=int(c.shared_requests[i]),
+                                              sectors=0, wavefronts=int(c.wavefronts[i]),
+                                              conflicts=int(c.conflicts[i]), bytes=int(c.shared_bytes[i])))
         self.metrics = _totals(self.instructions)
         self.by_line = {}
         for line in sorted({r["line"] for r in self.instructions}):
