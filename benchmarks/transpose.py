@@ -4,6 +4,8 @@
     python benchmarks/transpose.py --out benchmarks/results/transpose_h100     # all (~6 min, H100)
     python benchmarks/transpose.py --quick --out /tmp/bench                    # 2 sizes, 3 kernels
     python benchmarks/transpose.py --dtype f32,u8 --size 8192,8191x8193 --kernel fast,vec64 --out DIR
+    python benchmarks/transpose.py --kernel "fast,fast[GROUP=8],fast[TR=32;TC=128;CACHE=1]" --out DIR
+                                   (a course kernel with parameters other than its defaults)
 
 For each dtype and size the reference is a device-to-device copy (cudaMemcpy) of the same bytes,
 measured in the same run; every result is reported as effective bandwidth (2 * bytes / median
@@ -35,6 +37,19 @@ DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "u8": np.uint
 BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 SIZES = [(4096, 4096), (8192, 8192), (16384, 16384), (8192, 2048), (2048, 8192), (8191, 8193)]
 QUICK = dict(sizes=[(4096, 4096), (8191, 8193)], kernels=["padded_32x8", "vec64", "fast"], repeat=5)
+
+
+def parse_kernels(text):
+    """'fast,fast[GROUP=8;TR=32]' -> [(label, key, params)]"""
+    out = []
+    for part in (p.strip() for p in text.split(",")):
+        key, _, rest = part.partition("[")
+        params = {}
+        for item in filter(None, rest.rstrip("]").split(";")):
+            name, _, value = item.partition("=")
+            params[name.strip()] = int(value)
+        out.append((part, key.strip(), params))
+    return out
 
 
 def parse_sizes(text):
@@ -109,11 +124,11 @@ def bench_size(rows, cols, dtype, keys, args):
         results.append(dict(name=name, kind=kind, ms=seconds * 1e3, gbps=bw / 1e9, ratio=bw / copy_bw,
                             correct=ok, note=note))
 
-    for key in keys:
+    for label, key, params in keys:
         try:
-            t = transposes.kernel(key, dt)
+            t = transposes.kernel(key, dt, **params)
         except ValueError as exc:                       # this kernel does not move this dtype
-            results.append(dict(name=key, kind="course", skipped=str(exc)))
+            results.append(dict(name=label, kind="course", skipped=str(exc)))
             continue
         out = cp.empty(t.out_shape(rows, cols), dt)
         seconds = t.time(a, out, repeat=args.repeat)
@@ -125,7 +140,8 @@ def bench_size(rows, cols, dtype, keys, args):
         ok = bool(cp.array_equal(out.view(BITS[dt.itemsize]), a.view(BITS[dt.itemsize]))) if t.spec.is_copy \
             else same_bits(out, a)
         note = "" if ok else str(verify.compare(cp.asnumpy(out), verify.expected_output(t, cp.asnumpy(a))))
-        record(key, "copy-kernel" if t.spec.is_copy else "course", seconds, ok, note)
+        record(label, "copy-kernel" if t.spec.is_copy else "course", seconds, ok,
+               note or (f"{t.name}" if params else ""))
         del out
     for name, make in peers(dt, args.no_compile):
         try:
@@ -149,14 +165,15 @@ def bench_size(rows, cols, dtype, keys, args):
 # ----------------------------------------------------------------------------- output
 def print_case(case, out=sys.stdout):
     print(f"\n{case['dtype']} {case['rows']}x{case['cols']}   (memcpy {case['copy_gbps']:.0f} GB/s)", file=out)
-    print(f"  {'name':<16}{'kind':<12}{'ms':>9}{'GB/s':>8}{'/copy':>8}  check", file=out)
+    n = max(16, *(len(r["name"]) + 2 for r in case["results"]))
+    print(f"  {'name':<{n}}{'kind':<12}{'ms':>9}{'GB/s':>8}{'/copy':>8}  check", file=out)
     for r in case["results"]:
         if "skipped" in r:
-            print(f"  {r['name']:<16}{r['kind']:<12}  skipped: {r['skipped']}", file=out)
+            print(f"  {r['name']:<{n}}{r['kind']:<12}  skipped: {r['skipped']}", file=out)
             continue
         check = "ok" if r["correct"] else "WRONG " + r["note"]
         extra = f"  ({r['note']})" if r["correct"] and r["note"] and r["kind"] == "peer" else ""
-        print(f"  {r['name']:<16}{r['kind']:<12}{r['ms']:9.3f}{r['gbps']:8.0f}{r['ratio']:8.3f}  {check}{extra}",
+        print(f"  {r['name']:<{n}}{r['kind']:<12}{r['ms']:9.3f}{r['gbps']:8.0f}{r['ratio']:8.3f}  {check}{extra}",
               file=out)
 
 
@@ -164,7 +181,8 @@ def summary(cases, out=sys.stdout):
     """Best course kernel per case against each peer: what issue 5's table asks for."""
     print("\nBest course transpose vs peers (fraction of same-run memcpy)", file=out)
     names = sorted({r["name"] for c in cases for r in c["results"] if r["kind"] == "peer" and "skipped" not in r})
-    print(f"  {'dtype':<8}{'size':<12}{'best course':<14}{'/copy':>7}" + "".join(f"{n:>15}" for n in names), file=out)
+    w = max(14, *(len(r["name"]) + 2 for c in cases for r in c["results"]))
+    print(f"  {'dtype':<8}{'size':<12}{'best course':<{w}}{'/copy':>7}" + "".join(f"{n:>15}" for n in names), file=out)
     for c in cases:
         ok = [r for r in c["results"] if r["kind"] == "course" and "skipped" not in r and r["correct"]]
         if not ok:
@@ -172,7 +190,8 @@ def summary(cases, out=sys.stdout):
         best = max(ok, key=lambda r: r["ratio"])
         peer = {r["name"]: r for r in c["results"] if r["kind"] == "peer" and "skipped" not in r}
         cells = "".join(f"{peer[n]['ratio']:15.3f}" if n in peer else f"{'-':>15}" for n in names)
-        print(f"  {c['dtype']:<8}{c['rows']}x{c['cols']:<7}{best['name']:<14}{best['ratio']:7.3f}{cells}", file=out)
+        size = f"{c['rows']}x{c['cols']}"
+        print(f"  {c['dtype']:<8}{size:<12}{best['name']:<{w}}{best['ratio']:7.3f}{cells}", file=out)
 
 
 def chart(cases, path):
@@ -219,13 +238,13 @@ def main(argv=None):
     dtypes = list(DTYPES) if args.dtype == "all" else [d.strip() for d in args.dtype.split(",")]
     if any(d not in DTYPES for d in dtypes):
         p.error(f"--dtype takes {', '.join(DTYPES)} or all")
-    keys = [k.strip() for k in args.kernel.split(",")] if args.kernel else \
-        (QUICK["kernels"] if args.quick else [k for k, s in transposes.SPECS.items() if s.bench])
-    for k in keys:
+    keys = parse_kernels(args.kernel) if args.kernel else \
+        [(k, k, {}) for k in (QUICK["kernels"] if args.quick else [k for k, s in transposes.SPECS.items() if s.bench])]
+    for label, k, params in keys:
         try:
-            transposes.kernel(k)
-        except KeyError as exc:
-            p.error(str(exc).strip("'\""))
+            transposes.kernel(k, **params)
+        except (KeyError, TypeError) as exc:
+            p.error(f"{label}: " + str(exc).strip("'\""))
         except ValueError:
             pass
     sizes = args.size or (QUICK["sizes"] if args.quick else SIZES)
