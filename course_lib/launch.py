@@ -62,20 +62,18 @@ def kernel_signature(source: str, name: str) -> list[Param] | None:
     """The parameters of kernel `name` (a plain name or a template expression), or None."""
     base, _, targs = name.partition("<")
     targs = _split_args(targs.rsplit(">", 1)[0]) if targs else []
-    pat = re.compile(r"(?:template\s*<(?P<tparams>[^{;]*?)>\s*)?(?:extern\s+\"C\"\s+)?(?:static\s+)?"
-                     r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+"
-                     r"(?:__launch_bounds__\s*\([^)]*\)\s*)?" + re.escape(base) + r"\s*\((?P<params>[^)]*)\)", re.S)
-    m = pat.search(_strip_comments(source))
-    if not m:
+    found = _find_kernel(_strip_comments(source), base)
+    if found is None:
         return None
+    tparams, param_text = found
     subst = {}
-    if m["tparams"] and targs:
-        for tp, arg in zip(_split_args(m["tparams"]), targs):
+    if tparams and targs:
+        for tp, arg in zip(_split_args(tparams), targs):
             words = re.sub(r"=.*", "", tp).split()
             if words:
                 subst[words[-1]] = arg.strip()
     params = []
-    for raw in _split_args(m["params"]):
+    for raw in _split_args(param_text):
         raw = re.sub(r"=.*", "", raw).strip()
         if not raw or raw == "void":
             continue
@@ -93,8 +91,32 @@ def kernel_signature(source: str, name: str) -> list[Param] | None:
     return params
 
 
+_HEAD = re.compile(r"\s*(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?"
+                   r"([A-Za-z_]\w*)\s*\(([^)]*)\)")
+_TEMPLATE = re.compile(r"template\s*<([^{;]*)>\s*(?:extern\s+\"C\"\s+)?(?:static\s+)?$")
+
+
+def _find_kernel(src, base):
+    """(template parameter text or None, parameter list text) of `__global__ void base(...)`.
+    Scans only at each `__global__`, so a large source costs little per kernel."""
+    for m in re.finditer(r"__global__", src):
+        head = _HEAD.match(src, m.end())
+        if head and head[1] == base:
+            t = _TEMPLATE.search(src[max(0, m.start() - 2000):m.start()])
+            return (t[1] if t else None), head[2]
+    return None
+
+
+_stripped: dict = {}
+
+
 def _strip_comments(src):
-    return re.sub(r"//[^\n]*|/\*.*?\*/", "", src, flags=re.S)
+    key = hash(src)
+    if key not in _stripped:
+        if len(_stripped) > 64:
+            _stripped.clear()
+        _stripped[key] = re.sub(r"//[^\n]*|/\*.*?\*/", "", src, flags=re.S)
+    return _stripped[key]
 
 
 def _split_args(text):
