@@ -1,0 +1,148 @@
+"""What GPU runs measured, read from benchmarks/results/ (notebooks 06-11 quote it, never retype it).
+
+    from course_lib.lessons import measured
+    first = measured.first_bench()          # bench_h100_first.txt: {(kernel, dtype): Row}
+    first[("padded_32x8", "float32")].vs_copy       # 0.94
+    measured.table(first, ["padded", "padded_32x8"], "float32")   # text/HTML table with the source
+    runs = measured.transpose_runs()         # every transpose.json benchmarks/transpose.py wrote
+
+Files are looked up in the repository checkout (``benchmarks/results`` beside ``course_lib``);
+a missing folder gives empty results, never an error, so a notebook still runs from an
+installed wheel. This module does not time anything (``course_lib.gpu`` does).
+"""
+from __future__ import annotations
+
+import html
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..draw import HTMLText
+
+RESULTS = Path(__file__).resolve().parent.parent.parent / "benchmarks" / "results"
+FIRST = "bench_h100_first.txt"
+FIRST_DATE = "2026-11-22"     # when the lead ran it (the file itself carries no date)
+
+
+@dataclass(frozen=True)
+class Row:
+    kernel: str
+    dtype: str
+    ms: float
+    gbps: float
+    vs_copy: float
+    vs_peak: float
+    correct: bool
+
+
+@dataclass(frozen=True)
+class Bench:
+    device: str
+    shape: str
+    date: str
+    source: str
+    rows: dict            # (kernel, dtype) -> Row
+
+    def __getitem__(self, key):
+        return self.rows[key]
+
+    def __contains__(self, key):
+        return key in self.rows
+
+    def get(self, key, default=None):
+        return self.rows.get(key, default)
+
+
+def first_bench(path: Path | None = None) -> Bench:
+    """The first H100 run (``python -m course_lib bench``), one row per kernel x dtype."""
+    path = Path(path) if path else RESULTS / FIRST
+    if not path.exists():
+        return Bench("", "", "", str(path), {})
+    text = path.read_text()
+    head = re.search(r"GPU:\s*(.+?)\s*\(sm_", text)
+    shape = re.search(r"(\d+x\d+),", text)
+    rows = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 7 and parts[6] in ("correct", "WRONG"):
+            try:
+                ms, gbps, vc, vp = (float(x) for x in parts[2:6])
+            except ValueError:
+                continue
+            rows[(parts[0], parts[1])] = Row(parts[0], parts[1], ms, gbps, vc, vp, parts[6] == "correct")
+    return Bench(head.group(1) if head else "", shape.group(1) if shape else "", FIRST_DATE,
+                 f"benchmarks/results/{path.name}", rows)
+
+
+def table(bench: Bench, kernels, dtype: str = "float32", extra: dict | None = None) -> HTMLText:
+    """Selected rows of a bench as a small table, with the device, size and file named.
+    `extra`: {column title: {kernel: text}} appended on the right."""
+    if not bench.rows:
+        msg = f"no measurements found ({bench.source} is missing in this installation)"
+        return HTMLText(f"<p><i>{html.escape(msg)}</i></p>", msg)
+    cols = ["kernel", "ms", "GB/s", "vs copy", "vs peak"] + list(extra or {})
+    body = []
+    for k in kernels:
+        r = bench.get((k, dtype))
+        if r is None:
+            continue
+        body.append([k, f"{r.ms:.3f}", f"{r.gbps:.0f}", f"{r.vs_copy:.2f}", f"{r.vs_peak:.2f}"]
+                    + [str(v.get(k, "")) for v in (extra or {}).values()])
+    title = f"measured on {bench.device}, {bench.shape} {dtype}, {bench.date} ({bench.source})"
+    return _table(title, cols, body)
+
+
+def _table(title, cols, body) -> HTMLText:
+    widths = [max(len(c), *(len(r[i]) for r in body)) if body else len(c) for i, c in enumerate(cols)]
+    text = "\n".join([title] + ["  ".join(v.rjust(w) if i else v.ljust(w) for i, (v, w) in enumerate(zip(r, widths)))
+                                for r in [cols] + body])
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    rows = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in r) + "</tr>" for r in body)
+    return HTMLText(f"<p><b>{html.escape(title)}</b></p><table><thead><tr>{head}</tr></thead>"
+                    f"<tbody>{rows}</tbody></table>", text)
+
+
+def transpose_runs(root: Path | None = None) -> list[dict]:
+    """Every ``transpose.json`` under benchmarks/results (benchmarks/transpose.py --out DIR),
+    newest first; each is the script's JSON plus ``path``."""
+    root = Path(root) if root else RESULTS
+    runs = []
+    for p in sorted(root.glob("**/transpose.json")) if root.exists() else []:
+        try:
+            data = json.loads(p.read_text())
+        except (OSError, ValueError):
+            continue
+        data["path"] = str(p.relative_to(root.parent.parent)) if root == RESULTS else str(p)
+        runs.append(data)
+    return sorted(runs, key=lambda d: d.get("meta", {}).get("date", ""), reverse=True)
+
+
+def best_vs_peers(run: dict) -> HTMLText:
+    """benchmarks/transpose.py's summary: per dtype and size, the best course kernel and each
+    library, as fractions of the same-run memcpy."""
+    cases = run.get("cases", [])
+    peers = sorted({r["name"] for c in cases for r in c["results"] if r.get("kind") == "peer" and "skipped" not in r})
+    cols = ["dtype", "size", "best course kernel", "/copy"] + peers
+    body = []
+    for c in cases:
+        ok = [r for r in c["results"] if r.get("kind") == "course" and "skipped" not in r and r.get("correct")]
+        if not ok:
+            continue
+        best = max(ok, key=lambda r: r["ratio"])
+        peer = {r["name"]: r for r in c["results"] if r.get("kind") == "peer" and "skipped" not in r}
+        body.append([c["dtype"], f"{c['rows']}x{c['cols']}", best["name"], f"{best['ratio']:.2f}"]
+                    + [f"{peer[n]['ratio']:.2f}" if n in peer else "-" for n in peers])
+    meta = run.get("meta", {})
+    title = f"measured on {meta.get('device', '?')}, {meta.get('date', '?')} ({run.get('path', '')})"
+    return _table(title, cols, body)
+
+
+def by_dtype(bench: Bench, kernels, dtypes=("float32", "float64", "float16", "uint8")) -> HTMLText:
+    """Fraction of the same-run device copy, one row per kernel, one column per dtype."""
+    if not bench.rows:
+        msg = f"no measurements found ({bench.source} is missing in this installation)"
+        return HTMLText(f"<p><i>{html.escape(msg)}</i></p>", msg)
+    body = [[k] + [f"{bench[(k, d)].vs_copy:.2f}" if (k, d) in bench else "-" for d in dtypes] for k in kernels]
+    return _table(f"fraction of a device copy, measured on {bench.device}, {bench.shape}, {bench.date} "
+                  f"({bench.source})", ["kernel", *dtypes], body)
