@@ -179,6 +179,40 @@ define(Exercise("vectorized", "float4 loads and stores through a conflict-free t
                 note="rows and cols are multiples of 4, so every row starts on a 16-byte boundary"))
 
 
+# notebooks 08 and 09 (tested in tests/test_lessons_b.py): properties with the lesson's own hints
+def _hinted(p: Property, hint: str) -> Property:
+    return Property(p.name, p.test, hint)
+
+
+define(Exercise("aos_struct", "structs of 6 floats to six arrays, coalesced and conflict-free (Giles)", "aos_to_soa",
+                (32, 4), (6, 128),
+                (_hinted(uses_shared(), "stage the warp's 32 structs in shared memory: store each element where it "
+                                        "arrives (n = lane + 32m), read them back struct by struct"),
+                 _hinted(coalesced("ld"), "let lane l read element n = l + 32m of the warp's 32 * I consecutive floats, "
+                                          "not its own struct"),
+                 coalesced("st"),
+                 _hinted(no_bank_conflicts(), "write I = P * F (P a power of two, F odd): k = i + j*I first conflicts "
+                                              "when j*I is a multiple of 32, at j*I = 32F; one word of padding after "
+                                              "every 32F elements, k = n + n / (32F), moves the rest to other banks"),
+                 _hinted(no_races(), "lanes read fields other lanes wrote: __syncwarp() between the writes and the "
+                                     "reads")),
+                shapes=((256, 6), (1000, 6), (100, 6), (1, 6), (37, 6)), lesson="08",
+                note="in is rows structs x 6 floats (cols is always 6), out is 6 arrays of rows floats; each warp "
+                     "of a 32x4 block moves 32 structs; the shared array is declared for you"))
+define(Exercise("packed_b16", "16-bit elements moved as 32-bit words, turned with __byte_perm", "transpose_b16",
+                (32, 8), (64, 32),
+                (uses_shared(),
+                 _hinted(vector_width(4), "move two 16-bit elements at once as one 32-bit word: "
+                                          "*reinterpret_cast<const unsigned*>(in + i) (i even)"),
+                 coalesced("ld"), coalesced("st"),
+                 _hinted(no_bank_conflicts(), "the word tile is read by column: pad it by one word, unsigned w[32][32 + 1]"),
+                 no_races()),
+                shapes=((64, 64), (96, 160), (1000, 1030), (2, 4098), (4098, 2)), dtypes=(np.uint16,), lesson="09",
+                note="rows and cols are even, so every row starts on a 4-byte word; __byte_perm(a, b, s) builds a word "
+                     "from the 8 bytes of a (bytes 0-3) and b (bytes 4-7): hex digit k of s, counted from the right, "
+                     "picks result byte k"))
+
+
 # ---------------------------------------------------------------------------- checking
 
 @dataclass
