@@ -1,0 +1,166 @@
+"""Notebook 10 (real shapes): how a grid of tiles covers a matrix of any shape, and a checker for
+batched transposes (a 3-D grid: blockIdx.z picks the matrix).
+
+    from course_lib.lessons import shapes
+    shapes.coverage(100, 70)                  # the grid over a 100 x 70 matrix, partial tiles marked
+    shapes.idle(1, 4097)                      # blocks, threads launched, share of them with no element
+    shapes.check_batched(transpose_batched)   # a Report, like course_lib.exercises.check
+
+A batched kernel keeps the course's contract per matrix — ``kernel(T* out, const T* in, int rows,
+int cols)`` with `in` holding `batch` matrices of rows x cols back to back and `out` `batch`
+matrices of cols x rows — and is launched with ``grid.z = batch``. The checker runs it in the
+simulator on batches of awkward shapes (random data, poisoned output, every element compared,
+matrix by matrix), then checks coalescing, bank conflicts and races on the first batch, and on
+a GPU runs the same batches there. It does not time anything.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .. import nvrtc, verify
+from ..draw import BAD, MAIN, OK
+from ..errors import KernelError
+from ..exercises import Report, coalesced, no_bank_conflicts, no_races
+from ..transposes import poisoned, random_matrix
+
+BATCHES = [(3, 64, 64), (2, 96, 160), (3, 33, 70), (2, 1, 300), (2, 300, 1)]
+
+
+def idle(rows: int, cols: int, tile=(32, 32), block=(32, 8)) -> dict:
+    """Blocks of a one-tile-per-block launch, threads launched, and the share of tile positions
+    (elements a block could move) that fall outside the matrix."""
+    gx, gy = math.ceil(cols / tile[0]), math.ceil(rows / tile[1])
+    slots = gx * gy * tile[0] * tile[1]
+    return dict(grid=(gx, gy), blocks=gx * gy, threads=gx * gy * block[0] * block[1], elements=rows * cols,
+                idle=1 - rows * cols / slots)
+
+
+def coverage(rows: int, cols: int, tile=(32, 32), block=(32, 8)) -> go.Figure:
+    """The matrix (blue) and the grid of tiles over it; tiles that stick out are red, and their
+    threads outside the matrix must skip their loads and stores (the bounds test)."""
+    d = idle(rows, cols, tile, block)
+    gx, gy = d["grid"]
+    fig = go.Figure()
+    fig.add_shape(type="rect", x0=0, y0=0, x1=cols, y1=rows, fillcolor=MAIN, opacity=0.35, line=dict(width=0))
+    for by in range(gy):
+        for bx in range(gx):
+            x0, y0 = bx * tile[0], by * tile[1]
+            partial = x0 + tile[0] > cols or y0 + tile[1] > rows
+            fig.add_shape(type="rect", x0=x0, y0=y0, x1=x0 + tile[0], y1=y0 + tile[1],
+                          line=dict(color=BAD if partial else OK, width=2))
+    xs = [bx * tile[0] + tile[0] / 2 for by in range(gy) for bx in range(gx)]
+    ys = [by * tile[1] + tile[1] / 2 for by in range(gy) for bx in range(gx)]
+    labels = [f"({bx},{by})" for by in range(gy) for bx in range(gx)] if gx * gy <= 64 else None
+    fig.add_trace(go.Scatter(x=xs, y=ys, text=labels, mode="text", textfont=dict(size=9), hoverinfo="skip"))
+    fig.update_layout(
+        title=f"{rows} x {cols}: grid {gx} x {gy} = {d['blocks']} blocks, {d['threads']} threads for "
+              f"{d['elements']} elements — {d['idle']:.0%} of the tiles' slots are outside (red tiles)",
+        xaxis=dict(title="column of in", range=[-1, gx * tile[0] + 1], constrain="domain"),
+        yaxis=dict(title="row of in", range=[gy * tile[1] + 1, -1], scaleanchor="x"),
+        showlegend=False, height=min(620, 200 + 4 * gy * tile[1]), width=min(900, 260 + 4 * gx * tile[0]))
+    return fig
+
+
+def check_batched(kernel, block=(32, 8), tile=(32, 32), *, batches=BATCHES, gpu: bool | None = None,
+                  seed: int = 0) -> Report:
+    """Run a batched transpose on every batch shape; answer with problems and hints (never raises
+    for a wrong kernel)."""
+    report = Report("batched")
+    first = None
+    for n, (b, rows, cols) in enumerate(batches):
+        a = random_matrix(b * rows, cols, np.float32, seed + n).reshape(b, rows, cols)
+        out = poisoned((b, cols, rows), np.float32)
+        grid = (math.ceil(cols / tile[0]), math.ceil(rows / tile[1]), b)
+        try:
+            run = kernel.simulate(grid, block, (out, a, np.int32(rows), np.int32(cols)), check_races=n == 0)
+        except KernelError as exc:
+            report.problems.append((f"a batch of {b} matrices of {rows}x{cols}: the simulator stopped the kernel: "
+                                    f"{exc.message}" + (f" (line {exc.line})" if exc.line else ""),
+                                    exc.hint or "every index must stay inside its own matrix"))
+            return report
+        first = first or run
+        problem = _compare(out, a)
+        if problem:
+            report.problems.append((f"a batch of {b} matrices of {rows}x{cols}: {problem[0]}", problem[1]))
+            return report
+    report.passed.append(f"correct on {len(batches)} batches")
+    for prop in (coalesced("ld"), coalesced("st"), no_bank_conflicts(), no_races()):
+        result = prop.test(first)
+        if result is False:
+            continue
+        if result:
+            report.problems.append((f"{prop.name}: {result}", prop.hint))
+        else:
+            report.passed.append(prop.name)
+    if (gpu is None and nvrtc.gpu_available()) or gpu:
+        _on_gpu(kernel, block, tile, batches, seed, report)
+    return report
+
+
+def _compare(out, a):
+    """(what is wrong, hint) for the first wrong matrix of a batch, or None."""
+    unwritten = [k for k in range(len(a)) if np.isnan(out[k]).all()]
+    offsets = ("matrix b starts at element b * rows * cols of in, and its transpose at b * cols * rows of out "
+               "(the same count): move both pointers by blockIdx.z times that")
+    for k in range(len(a)):
+        m = verify.compare(out[k], np.ascontiguousarray(a[k].T))
+        if m.ok:
+            continue
+        if unwritten and k == unwritten[0] and k > 0:
+            return (f"matrices {', '.join(map(str, unwritten))} of out were never written (matrix 0 was)",
+                    "every block of grid.z = b must work on matrix b: move in and out by "
+                    "blockIdx.z * rows * cols elements (as size_t) before indexing")
+        bad = ~np.isnan(out[k]) & (out[k] != a[k].T)
+        source = [b for b in range(len(a)) if b != k and bad.any() and np.isin(out[k][bad], a[b]).mean() > 0.9]
+        if source:
+            return (f"matrix {k}: {m}; the wrong values come from matrix {source[0]} of in",
+                    f"blocks of matrix {source[0]} wrote into matrix {k}'s part of out: {offsets}")
+        if m.unwritten:
+            return (f"matrix {k}: {m}",
+                    "a thread outside the matrix when loading may be inside it when storing (the roles of x and y "
+                    "swap): do not return early — test every load and store against rows and cols")
+        return (f"matrix {k}: {m}", offsets if k > 0 else
+                "check the single-matrix transpose (bounds tests, out[c * rows + r])")
+    return None
+
+
+def _on_gpu(kernel, block, tile, batches, seed, report):
+    import cupy as cp
+    for n, (b, rows, cols) in enumerate(batches):
+        a = random_matrix(b * rows, cols, np.float32, seed + n).reshape(b, rows, cols)
+        out = cp.asarray(poisoned((b, cols, rows), np.float32))
+        grid = (math.ceil(cols / tile[0]), math.ceil(rows / tile[1]), b)
+        try:
+            kernel(grid, block, (out, cp.asarray(a), np.int32(rows), np.int32(cols)))
+            cp.cuda.runtime.deviceSynchronize()
+        except Exception as exc:                 # a refused launch: the guard's diagnosis
+            report.problems.append((f"on the GPU, a batch of {b} of {rows}x{cols}: {str(exc).splitlines()[0]}",
+                                    "the simulator passed it: look for a race"))
+            return
+        problem = _compare(out.get(), a)
+        if problem:
+            report.problems.append((f"on the GPU, a batch of {b} of {rows}x{cols}: {problem[0]}", problem[1]))
+            return
+    report.passed.append("correct on the GPU too")
+
+
+def shape_table(sim, key: str, shapes, **params):
+    """For each shape: grid, threads launched, share of idle tile slots, and the simulator's
+    requests and sectors per request for loads and stores (a course kernel, float32)."""
+    from .measured import _table
+    cols = ["shape", "grid", "threads", "idle slots", "ld requests", "ld sectors/req", "st requests",
+            "st sectors/req", "correct"]
+    body = []
+    for rows, c in shapes:
+        r = sim.run(key, shape=(rows, c), **params)
+        t = r.sim
+        req = {op: sum(x["requests"] for x in t.instructions if x["space"] == "global" and x["op"] == op)
+               for op in ("ld", "st")}
+        d = idle(rows, c)
+        body.append([f"{rows}x{c}", f"{d['grid'][0]}x{d['grid'][1]}", str(d["threads"]), f"{d['idle']:.0%}",
+                     str(req["ld"]), f"{t.ratio('global', 'ld'):.1f}", str(req["st"]),
+                     f"{t.ratio('global', 'st'):.1f}", "yes" if r.correct.ok else "NO"])
+    return _table(f"{key} (32x32 tiles, 32x8 threads), float32, on the simulator", cols, body)
