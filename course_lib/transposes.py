@@ -135,16 +135,18 @@ def _fast_check(p, dtype):
         return f"a {tr}x{tc} tile of {s}-byte elements needs {need} bytes of shared memory; 48 KiB is the limit"
     if p["THREADS"] % 32 or not 32 <= p["THREADS"] <= 1024:
         return "THREADS must be a multiple of 32, at most 1024"
+    if p["MINB"] < 1 or p["MINB"] * p["THREADS"] > 2048:
+        return f"MINB = {p['MINB']} blocks of {p['THREADS']} threads do not fit on an SM (2048 threads)"
     return None
 
 
-_FAST = dict(TR=64, TC=64, THREADS=256, SWZ=1, GROUP=1, CACHE=0)
+_FAST = dict(TR=64, TC=64, THREADS=256, SWZ=1, GROUP=1, CACHE=0, MINB=4)
 register(Spec("vec64", "64x64 tile, 16-byte accesses, swizzled (conflict-free)", "fast.cu",
-              "fast<{T}, {TR}, {TC}, {THREADS}, {SWZ}, {GROUP}, {CACHE}>",
+              "fast<{T}, {TR}, {TC}, {THREADS}, {SWZ}, {GROUP}, {CACHE}, {MINB}>",
               tile=lambda p: (p["TC"], p["TR"]), block=lambda p: (p["THREADS"], 1),
               defaults=dict(_FAST), lesson="07", check=_fast_check))
 register(Spec("fast", "Fastest: 16-byte accesses, swizzled tile, tuned per dtype", "fast.cu",
-              "fast<{T}, {TR}, {TC}, {THREADS}, {SWZ}, {GROUP}, {CACHE}>",
+              "fast<{T}, {TR}, {TC}, {THREADS}, {SWZ}, {GROUP}, {CACHE}, {MINB}>",
               tile=lambda p: (p["TC"], p["TR"]), block=lambda p: (p["THREADS"], 1),
               defaults=dict(_FAST), lesson="11", check=_fast_check,
               dtype_defaults=lambda d: {1: dict(TR=128, TC=128), 2: dict(TR=128, TC=128)}.get(d.itemsize, {})))

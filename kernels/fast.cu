@@ -35,8 +35,10 @@
 // the tiles GROUP tile-rows at a time, so blocks running together write neighbouring parts of
 // the same rows of `out` — a DRAM-locality experiment, and for misaligned shapes it makes the
 // two halves of each shared boundary chunk arrive close together), CACHE (1: streaming stores
-// st.global.cs, the output will not be read again; 2: streaming loads ld.global.cs as well).
-// Needs TC * sizeof(T) a multiple of 16.
+// st.global.cs, the output will not be read again; 2: streaming loads ld.global.cs as well),
+// MINB (__launch_bounds__ minimum blocks per SM: caps registers so that MINB blocks fit; the
+// misaligned path alone would take ~100 registers for doubles and shorts, 2 blocks of 256
+// threads per SM; MINB = 4 caps at 64 with no spills). Needs TC * sizeof(T) a multiple of 16.
 
 #include "pack.cuh"
 
@@ -284,8 +286,8 @@ __device__ __forceinline__ void move_tile(T* __restrict__ out, const T* __restri
     }
 }
 
-template <typename T, int TR, int TC, int THREADS, int SWZ, int GROUP, int CACHE>
-__global__ void __launch_bounds__(THREADS) fast(T* __restrict__ out, const T* __restrict__ in, int rows, int cols)
+template <typename T, int TR, int TC, int THREADS, int SWZ, int GROUP, int CACHE, int MINB>
+__global__ void __launch_bounds__(THREADS, MINB) fast(T* __restrict__ out, const T* __restrict__ in, int rows, int cols)
 {
     constexpr int S = sizeof(T);
     __shared__ __align__(16) unsigned char sh[(TR + 16 / S) * TC * S];   // + halo rows (REALIGN)

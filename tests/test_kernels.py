@@ -50,7 +50,7 @@ def test_kernel_is_exact_and_race_free(key, dtype):
 
 
 @pytest.mark.parametrize("params, shape", [(dict(TR=32, TC=128, THREADS=128, GROUP=4, CACHE=2), (300, 200)),
-                                           (dict(TR=128, TC=32, THREADS=512, SWZ=0, GROUP=3, CACHE=1), (257, 129))])
+                                           (dict(TR=128, TC=32, THREADS=512, SWZ=0, GROUP=3, CACHE=1, MINB=2), (257, 129))])
 def test_fast_knobs_keep_it_exact(params, shape):
     for dtype in DTYPES:                       # GROUP: the last band of tile rows is partial
         simulate("fast", dtype, shape, **params)
