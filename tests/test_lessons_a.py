@@ -98,7 +98,8 @@ def test_cpu_layout_picture_labels_offsets():
     fig = cpu.layout(3, 4)
     assert "@11" in fig.data[0].text[-1] and fig.data[1].text[4] == "(1,0)"
     t = cpu.layout(3, 4, transposed=True)
-    assert t.data[2].x[:3] == (0, 4, 8)        # out's first row: down column 0 of in
+    assert t.data[2].text[:5] == ("1", "4", "7", "10", "2")   # out's first row: down column 0 of in
+    assert len(t.layout.shapes) == 11                            # one arc per jump
 
 
 # ------------------------------------------------------------------ lessons.warps (02)

@@ -42,12 +42,13 @@ def curve(sim, label: str, PAD: int | None = None, shape=(64, 64)) -> go.Figure:
     ld = [r.ratio("shared", "ld") for r in runs]
     st = [r.ratio("shared", "st") for r in runs]
     fig = draw.sweep(list(PADS), {"column read (shared loads)": ld, "row write (shared stores)": st},
-                     xlabel="PAD (extra elements per tile row)", ylabel="wavefronts per request (1 = no conflict)",
-                     title=f"{label}: cost of one warp's shared access vs padding")
+                     xlabel="PAD (extra elements per tile row)", ylabel="wavefronts / request (1 = no conflict)",
+                     title=f"shared-memory cost vs padding<br><sup>{label}, all warps of the launch</sup>")
     if PAD is not None:
         fig.add_trace(go.Scatter(x=[PAD, PAD], y=[ld[PAD], st[PAD]], mode="markers", name=f"PAD = {PAD}",
-                                 marker=dict(size=16, symbol="circle-open", color=draw.BAD, line=dict(width=3))))
-    fig.update_layout(yaxis=dict(rangemode="tozero"), height=340, width=520)
+                                 marker=dict(size=16, symbol="circle-open", color="#222", line=dict(width=3))))
+    fig.update_layout(yaxis=dict(rangemode="tozero"), height=400, width=520, showlegend=True,
+                      legend=dict(orientation="h", y=-0.3, yanchor="top"), margin=dict(b=110))
     return fig
 
 

@@ -24,34 +24,46 @@ ROW_COLORS = ["#457b9d", "#2a9d8f", "#f4a261", "#e76f51", "#6d597a", "#8ab17d", 
 
 def layout(rows: int = 3, cols: int = 4, *, transposed: bool = False) -> go.Figure:
     """The matrix as you draw it (top) and as memory holds it (bottom), each element labelled
-    (row, column) and coloured by its row. ``transposed=True`` walks memory in the order a
-    transpose must write it: down the columns of the original."""
-    fig = make_subplots(rows=2, cols=1, row_heights=[0.7, 0.3], vertical_spacing=0.18,
-                        subplot_titles=[f"a {rows} x {cols} matrix (element (r, c) sits at offset r * {cols} + c)",
-                                        "memory: one long row, offsets 0 .. " + str(rows * cols - 1)])
-    r, c = np.divmod(np.arange(rows * cols), cols)
+    (row, column) and coloured by its row. ``transposed=True`` numbers the memory cells in the
+    order a transpose reads them to write out row by row (down the columns), with the jumps drawn."""
+    n, cell = rows * cols, 40                        # memory strip: 40 px per element
+    width = max(n * cell, cols * 56, 440)
+    top = rows * 52
+    strip = 150 if transposed else 70
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.0, subplot_titles=[
+        f"a {rows} x {cols} matrix: element (r, c) sits at offset r * {cols} + c",
+        "memory, offsets 0 .. " + str(n - 1) + (": red = the order a transpose reads it" if transposed else "")])
+    r, c = np.divmod(np.arange(n), cols)
     colors = [ROW_COLORS[i % len(ROW_COLORS)] for i in r]
     labels = [f"({i},{j})" for i, j in zip(r, c)]
     fig.add_trace(go.Scatter(x=c.tolist(), y=r.tolist(), text=[f"{lab}<br>@{k}" for k, lab in enumerate(labels)],
                              mode="markers+text", textfont=dict(color="white", size=10),
-                             marker=dict(symbol="square", size=44, color=colors), hoverinfo="text"), row=1, col=1)
-    order = np.arange(rows * cols)
+                             marker=dict(symbol="square", size=46, color=colors), hoverinfo="text"), row=1, col=1)
+    fig.add_trace(go.Scatter(x=list(range(n)), y=[0] * n, text=labels, mode="markers+text",
+                             textfont=dict(color="white", size=9),
+                             marker=dict(symbol="square", size=cell - 4, color=colors), hoverinfo="text"), row=2, col=1)
     if transposed:
-        order = (r + c * rows).argsort()         # memory offsets of in, in the order out is written
-    fig.add_trace(go.Scatter(x=list(range(rows * cols)), y=[0] * (rows * cols),
-                             text=[labels[k] for k in range(rows * cols)], mode="markers+text",
-                             textfont=dict(color="white", size=8),
-                             marker=dict(symbol="square", size=30, color=colors), hoverinfo="text"), row=2, col=1)
-    if transposed:
-        xs = order.tolist()
-        fig.add_trace(go.Scatter(x=xs, y=[0.45] * len(xs), mode="lines+markers", line=dict(color="#e63946"),
-                                 marker=dict(size=5), hoverinfo="skip"), row=2, col=1)
-        fig.layout.annotations[1].text = "memory of in; red: the order a transpose reads it to write out row by row"
+        order = (c * rows + r).argsort().tolist()    # offsets of in, in the order out is written
+        step = np.empty(n, int)
+        step[order] = np.arange(1, n + 1)
+        fig.add_trace(go.Scatter(x=list(range(n)), y=[-0.75] * n, text=[str(k) for k in step], mode="text",
+                                 textfont=dict(color="#e63946", size=12), hoverinfo="skip"), row=2, col=1)
+        for a, b in zip(order, order[1:]):           # one arc per jump, higher for longer jumps
+            h = 0.5 + 0.22 * abs(b - a)
+            fig.add_shape(type="path", path=f"M {a},0.45 Q {(a + b) / 2},{h} {b},0.45",
+                          line=dict(color="#e63946", width=1.5), row=2, col=1)
+    half = width / (2 * 52)                           # matrix: 52 px between neighbours
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
-    fig.update_yaxes(autorange="reversed", row=1, col=1)
-    fig.update_yaxes(range=[-0.8, 0.8], row=2, col=1)
-    fig.update_layout(showlegend=False, height=330, margin=dict(l=20, r=20, t=50, b=10))
+    fig.update_xaxes(range=[(cols - 1) / 2 - half, (cols - 1) / 2 + half], row=1, col=1)
+    fig.update_xaxes(range=[-0.6, n - 0.4], row=2, col=1)
+    fig.update_yaxes(range=[rows - 0.5, -0.5], row=1, col=1)
+    fig.update_yaxes(range=[-1.1, 0.7 + 0.22 * n] if transposed else [-0.8, 0.8], row=2, col=1)
+    total = top + strip + 110
+    fig.update_layout(showlegend=False, width=width + 40, height=total, margin=dict(l=20, r=20, t=40, b=10),
+                      yaxis=dict(domain=[1 - top / (total - 50), 1]),
+                      yaxis2=dict(domain=[0, strip / (total - 50)]))
+    fig.layout.annotations[1].y = strip / (total - 50) + 0.02
     return fig
 
 

@@ -28,7 +28,8 @@ def block_picture(leader, lane, block, title: str | None = None) -> go.Figure:
     lane = np.asarray(lane).reshape(by, bx)
     warp = leader // 32
     ys, xs = np.mgrid[0:by, 0:bx]
-    size = max(7, min(24, 640 // max(bx, 1)))
+    cell = max(9, min(26, 900 // max(bx, 1), 640 // max(by, 1)))   # pixels per thread, square cells
+    size = cell - 3
     fig = go.Figure()
     for w in np.unique(warp):
         sel = warp == w
@@ -40,9 +41,10 @@ def block_picture(leader, lane, block, title: str | None = None) -> go.Figure:
     n = bx * by
     fig.update_layout(
         title=title or f"block ({bx}, {by}): {n} threads = {-(-n // 32)} warp(s); numbers are lanes",
-        xaxis=dict(title="threadIdx.x", range=[-1, bx], dtick=max(1, bx // 8)),
-        yaxis=dict(title="threadIdx.y", autorange="reversed", dtick=max(1, by // 8)),
-        height=min(640, 160 + int(by * size * 1.15)), legend=dict(orientation="h", y=-0.2))
+        xaxis=dict(title="threadIdx.x", range=[-0.6, bx - 0.4], dtick=max(1, bx // 8), showgrid=False),
+        yaxis=dict(title="threadIdx.y", range=[by - 0.4, -0.6], dtick=max(1, by // 8), showgrid=False),
+        width=150 + bx * cell, height=190 + by * cell, margin=dict(b=100),
+        legend=dict(orientation="h", y=-60 / (by * cell), yanchor="top"))
     return fig
 
 
