@@ -13,7 +13,7 @@ badge and the clone URL (default: ``lab.COURSE_REPO``).
 
 ``refresh`` re-executes notebooks in place with nbclient's defaults on the simulator
 (COURSE_LIB_BACKEND=sim), as nbval compares them; a notebook with an unexpected error is not
-written. ``check`` verifies each notebook's Colab badge and install cell (lab.check_colab_cell)
+written. ``check`` verifies each notebook's Colab badge and install cell (colab.check_colab_cell)
 and each exercise: the solution passes its checker, the student stub compiles and fails it with
 hints. Nothing here runs on a GPU or changes notebooks except ``refresh`` and ``--fix-urls``.
 """
@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import lab
+from . import colab, lab
 from .exercises import has_solution, strip_solutions
 
 CHECK_CALL = re.compile(r"exercises\.check\(\s*['\"](?P<key>\w+)['\"]\s*(?:,\s*(?P<kernel>\w+))?")
@@ -182,30 +182,33 @@ def leaks(obj, secret) -> list[str]:
 
 
 def student_notebook(nb, name=""):
-    """(student notebook, notes): see the module docstring. Raises BuildError rather than leak."""
+    """(student notebook, notes): see the module docstring. Raises BuildError rather than leak.
+    Outputs stored before the first solution cell cannot come from a solution and stay."""
     out = copy.deepcopy(nb)
     notes, clear = [], set()
-    for sc in solution_cells(nb, name):
+    cells = solution_cells(nb, name)
+    for sc in cells:
         try:
             out.cells[sc.index].source = strip_solutions(sc.source)
         except ValueError as exc:
             raise BuildError(f"{name} cell {sc.index}: {exc}") from None
         clear |= {sc.index} | ({sc.check_index} if sc.check_index is not None else set())
+    first = min((sc.index for sc in cells), default=len(nb.cells))
     secret = solution_lines(nb, out)
-    for i, c in enumerate(out.cells):
-        if c.cell_type == "code" and i not in clear and leaks(c.get("outputs", []), secret):
+    for i in range(first, len(out.cells)):
+        shown = leaks(out.cells[i].get("outputs", []), secret)
+        if shown and i not in clear:
             clear.add(i)
-            notes.append(f"cell {i}: stored output showed a solution line, cleared")
+            notes.append(f"cell {i}: its stored output showed {shown[0]!r}, cleared")
     for i in sorted(clear):
         out.cells[i].outputs, out.cells[i].execution_count = [], None
     if "widgets" in out.metadata and leaks(out.metadata["widgets"], secret):
         del out.metadata["widgets"]
         notes.append("saved widget state showed a solution line, dropped")
-    left = leaks(out, secret)
+    left = leaks([c.get("outputs", []) for c in out.cells[first:]] + [out.metadata], secret)
     if left:
         raise BuildError(f"{name}: the student build would still show solution text: {left[:3]}")
-    n = len(solution_cells(nb, name))
-    notes.insert(0, f"{n} solution cell(s) stripped, outputs of {len(clear)} cell(s) cleared")
+    notes.insert(0, f"{len(cells)} solution cell(s) stripped, outputs of {len(clear)} cell(s) cleared")
     return out, notes
 
 
@@ -245,12 +248,20 @@ def build(paths, out, repo=lab.COURSE_REPO, branch=lab.BRANCH, log=print) -> dic
 
 # ---------------------------------------------------------------------------- refreshing outputs
 
+def _comparable(cell) -> str:
+    """A cell's outputs without widget views (a new model id on every run, and nbval ignores them)."""
+    outs = [{k: v for k, v in o.items() if k != "data"} | {"data": {m: d for m, d in o.get("data", {}).items()
+                                                                    if "widget-view" not in m}}
+            for o in cell.get("outputs", [])]
+    return json.dumps(outs, sort_keys=True)
+
+
 def refresh_one(path, timeout=600) -> tuple[bool, str]:
     """Execute one notebook on the simulator and write it back; (ok, message)."""
     import nbclient
     nbf, path, t0 = _nbformat(), Path(path), time.monotonic()
     nb = nbf.read(path, as_version=4)
-    before = [json.dumps(c.get("outputs", []), sort_keys=True) for c in nb.cells]
+    before = [_comparable(c) for c in nb.cells]
     with lab.kernel_env(backend="sim") as env:
         saved = dict(os.environ)
         os.environ.update(env)      # the kernel inherits this process's environment
@@ -263,7 +274,7 @@ def refresh_one(path, timeout=600) -> tuple[bool, str]:
         finally:
             os.environ.clear()
             os.environ.update(saved)
-    changed = sum(json.dumps(c.get("outputs", []), sort_keys=True) != b for c, b in zip(nb.cells, before))
+    changed = sum(_comparable(c) != b for c, b in zip(nb.cells, before))
     nbf.write(nb, path)
     return True, (f"{path.name}: refreshed in {time.monotonic() - t0:.0f} s, {changed} cell output(s) changed, "
                   f"{path.stat().st_size // 1024} kB")
@@ -295,7 +306,7 @@ def check(paths, fix_urls=False, log=print) -> bool:
         if fix_urls and rewrite_urls(nb, p.name):
             nbf.write(nb, p)
             log(f"{p.name}: Colab badge / clone URL set to {lab.COURSE_REPO}")
-        problems = [f"Colab: {x}" for x in lab.check_colab_cell(nb, p.name)]
+        problems = [f"Colab: {x}" for x in colab.check_colab_cell(nb, p.name)]
         for sc in solution_cells(nb, p.name):
             problems += [f"{sc}: {x}" for x in verify_solution_cell(sc)]
             if sc.key is None and sc.cuda:

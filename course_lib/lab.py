@@ -14,8 +14,8 @@ puts a ``python3`` kernelspec for *this* interpreter first on JUPYTER_PATH; the 
 use it too when they execute notebooks.
 
 This module also holds the one definition of where the course lives (``COURSE_REPO``) and the
-Colab pieces every notebook starts with: :func:`colab_badge` and :func:`colab_install_cell`.
-It does not install anything and never touches the notebooks.
+Colab pieces every notebook starts with: :func:`colab_badge` and :func:`colab_install_cell`
+(course_lib.colab checks them). It does not install anything and never touches the notebooks.
 """
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ import argparse
 import contextlib
 import json
 import os
-import re
 import secrets
 import shutil
 import signal
@@ -65,98 +64,6 @@ def colab_install_cell(repo: str = COURSE_REPO) -> str:
             "if \"google.colab\" in sys.modules:\n"
             f"    !test -d {COLAB_CLONE_DIR} || git clone -q --depth 1 {repo} {COLAB_CLONE_DIR}\n"
             f"    %pip install -q {COLAB_CLONE_DIR}")
-
-
-def colab_commands(source: str, on_colab: bool = True) -> dict:
-    """Run a cell's source in IPython as Colab would (a fake google.colab module) or not, with every
-    way out of Python recorded instead of run: ``!``/``%`` commands, subprocess, os.system.
-    Returns dict(shell=[...], magics=[(name, line)], path_added=[...], error=None or text)."""
-    import importlib.machinery
-    import types
-    from unittest import mock
-    from IPython.core.interactiveshell import InteractiveShell
-    shell = InteractiveShell.instance()
-    rec = dict(shell=[], magics=[], path_added=[], error=None)
-
-    def run(cmd, *a, **k):
-        rec["shell"].append(cmd if isinstance(cmd, str) else " ".join(map(str, cmd)))
-        return mock.MagicMock(returncode=0, stdout="", stderr="")
-    fakes = dict(system=lambda cmd: run(shell.var_expand(cmd)), getoutput=lambda cmd, **k: run(shell.var_expand(cmd)),
-                 run_line_magic=lambda name, line, *a, **k: rec["magics"].append((name, shell.var_expand(line))),
-                 run_cell_magic=lambda name, line, cell: rec["magics"].append((name, line + "\n" + cell)))
-    saved = {k: shell.__dict__.get(k) for k in fakes}
-    mods = {}
-    if on_colab:
-        for name in ("google", "google.colab"):
-            m = types.ModuleType(name)
-            m.__spec__, m.__path__ = importlib.machinery.ModuleSpec(name, None, is_package=True), []
-            mods[name] = m
-        if "google" in sys.modules:
-            del mods["google"]
-    path = list(sys.path)
-    patches = [mock.patch.dict(sys.modules, mods), mock.patch.dict(os.environ, {"COLAB_RELEASE_TAG": "fake"} if on_colab else {}),
-               mock.patch("os.system", run)] + [mock.patch(f"subprocess.{f}", run) for f in
-                                                 ("run", "call", "check_call", "check_output", "Popen")]
-    try:
-        shell.__dict__.update(fakes)
-        with contextlib.ExitStack() as stack:
-            for p in patches:
-                stack.enter_context(p)
-            result = shell.run_cell(source, store_history=False, silent=True)
-        if result.error_in_exec or result.error_before_exec:
-            err = result.error_in_exec or result.error_before_exec
-            rec["error"] = f"{type(err).__name__}: {err}"
-    finally:
-        for k, v in saved.items():
-            shell.__dict__.pop(k, None) if v is None else shell.__dict__.__setitem__(k, v)
-        rec["path_added"] = [p for p in sys.path if p not in path]
-        sys.path[:] = path
-    return rec
-
-
-def check_colab_cell(nb, name: str, repo: str = COURSE_REPO, branch: str = BRANCH) -> list:
-    """Problems with a notebook's Colab start: the badge in the title cell, then a first code cell
-    tagged colab-install that does nothing off Colab and on Colab only clones `repo` and
-    pip-installs that clone, importable at once (a plain install, or -e plus sys.path)."""
-    import shlex
-    problems, want = [], colab_url(name, repo, branch)
-    first = nb.cells[0] if nb.cells else None
-    if first is None or first.cell_type != "markdown" or BADGE_SVG not in first.source:
-        problems.append("the first cell is not a markdown title cell with the 'Open in Colab' badge")
-    elif want not in first.source:
-        problems.append(f"the badge does not open {want} (python -m course_lib instructor check --fix-urls)")
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    if not code or "colab-install" not in code[0].metadata.get("tags", []):
-        return problems + ["the first code cell is not tagged colab-install"]
-    off, on = colab_commands(code[0].source, False), colab_commands(code[0].source, True)
-    if off["error"] or off["shell"] or off["magics"] or off["path_added"]:
-        problems.append(f"off Colab the cell must do nothing; it did {off}")
-    if on["error"]:
-        problems.append(f"on Colab the cell fails: {on['error']}")
-    clones, installs, editable = [], [], False
-    commands = [(c, False) for c in on["shell"]] + [(f"pip {line}", True) for m, line in on["magics"] if m == "pip"]
-    problems += [f"on Colab the cell also runs %{m}" for m, _ in on["magics"] if m not in ("pip", "cd")]
-    for cmd, _ in commands:
-        for part in re.split(r"\|\||&&|;", cmd):
-            words = shlex.split(part)
-            if words[:2] == ["git", "clone"]:
-                args = [w for w in words[2:] if not w.startswith("-") and not w.isdigit()]
-                clones.append((args[0], args[1] if len(args) > 1 else "/content/" + args[0].rsplit("/", 1)[-1]))
-            elif "pip" in " ".join(words[:3]) and "install" in words:
-                rest = words[words.index("install") + 1:]
-                editable |= "-e" in rest or "--editable" in rest
-                installs += [w for w in rest if not w.startswith("-")]
-            elif words and words[0] not in ("test", "[", "cd"):
-                problems.append(f"on Colab the cell also runs: {part.strip()}")
-    if [u.removesuffix(".git") for u, _ in clones] != [repo.removesuffix(".git")]:
-        problems.append(f"on Colab the cell must clone {repo} once; it clones {[u for u, _ in clones]}")
-    dirs = {d.rstrip("/") for _, d in clones}
-    if not installs or any(t.rstrip("/") not in dirs for t in installs):
-        problems.append(f"on Colab the cell must pip-install the clone {sorted(dirs)} and nothing else; it installs {installs}")
-    if editable and not dirs & set(on["path_added"]):
-        problems.append("an editable install is importable only after a runtime restart: add the clone to sys.path "
-                        "or install without -e")
-    return problems
 
 
 # ---------------------------------------------------------------------------- finding things
