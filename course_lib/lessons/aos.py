@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..draw import BAD, OK, bank_cost
+from ..draw import BAD, OK, HTMLText, bank_cost
 from .measured import _table
 
 MAPPINGS = {"plain": "k = i + jI", "giles": "Giles: k = n + n/(32F)", "plus_one": "k = i + j(I+1)"}
@@ -70,7 +70,7 @@ def words(I: int, mapping: str) -> int:
     return int(slot(n, n // I, I, mapping).max()) + 1
 
 
-def overhead(Is) -> "HTMLText":
+def overhead(Is) -> HTMLText:
     """Per I: P, F, words per warp for each mapping, and how much the padding adds."""
     cols = ["I", "P", "F", "k = i + jI", "Giles", "Giles extra", "k = i + j(I+1)", "extra"]
     body = []

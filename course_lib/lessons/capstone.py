@@ -50,9 +50,10 @@ class Board:
         what = f"measured on {self.device}" if self.measured else \
             f"MODELLED for {self.device} from simulator counts (course_lib.model), not measured"
         lines = [f"{self.dtype} {self.shape[0]}x{self.shape[1]}, {what}; copy {self.copy:.0f} GB/s"]
+        width = max((len(n) for n in self.gbps), default=0) + 2
         for i, n in enumerate(self.ranked(), 1):
             ok = "" if self.correct.get(n, True) else "  WRONG"
-            lines.append(f"{i:3d}. {n:<22s}{self.kind.get(n, ''):<9s}{self.gbps[n]:7.0f} GB/s  "
+            lines.append(f"{i:3d}. {n:<{width}s}{self.kind.get(n, ''):<9s}{self.gbps[n]:7.0f} GB/s  "
                          f"{self.gbps[n] / self.copy:5.0%} of copy{ok}")
         return "\n".join(lines + self.notes)
 
