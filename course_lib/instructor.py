@@ -117,6 +117,8 @@ def verify_solution_cell(sc: SolutionCell) -> list[str]:
             continue
         if sc.key is None:
             continue
+        if sc.key not in exercises.EXERCISES:
+            return problems + [f"exercises.check names '{sc.key}', which course_lib.exercises does not define"]
         ex = exercises.get(sc.key)
         fn = names.get(sc.kernel or ex.kernel) or names.get(ex.kernel)
         try:

@@ -109,7 +109,8 @@ def artifacts(request):
     files = sorted(p.name for p in ART.iterdir())
     msg = f"\nbrowser test artifacts in {ART}: " + (", ".join(files) or "none")
     capture = request.config.pluginmanager.getplugin("capturemanager")
-    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+    off = getattr(capture, "global_and_fixture_disabled", None)
+    with off() if off else contextlib.nullcontext():
         print(msg, flush=True)       # straight to the terminal, so into the CI log, pass or fail
 
 
@@ -216,19 +217,23 @@ def menu(page, label, command, deadline):
     page.locator(f".lm-Menu-item[data-command='{command}']").click(timeout=deadline.ms(20))
 
 
-def run_all_from_the_menu(page, deadline, step_s=200):
+def run_all_from_the_menu(page, deadline, shots, step_s=200):
     """Edit > Clear Outputs of All Cells, Run > Run All Cells, wait until the kernel is done."""
     menu(page, "Edit", "editmenu:clear-all", deadline)
     page.wait_for_function(f"() => ({PROMPTS})().every(p => p === '[ ]:')", timeout=deadline.ms(20))
     menu(page, "Run", "runmenu:run-all", deadline)
-    if page.locator(".jp-Dialog").count():          # 'Select Kernel' if the kernel went away
-        page.locator(".jp-Dialog .jp-mod-accept").click()
-    # done: every code cell numbered, or the run stopped (an error) with nothing queued
-    page.wait_for_function(
-        f"""() => {{ const p = ({PROMPTS})(), busy = !({KERNEL_STATUS})().endsWith('| Idle');
-                     return p.every(s => /^\\[\\d+\\]:$/.test(s)) ||
-                            (!busy && !p.some(s => s.includes('*')) && p.some(s => /\\d/.test(s))); }}""",
-        timeout=deadline.ms(step_s), polling=250)
+    # done: every code cell numbered, or the run stopped (an error) with nothing queued; or a dialog
+    # ('Select Kernel' when the kernel went away) that needs an answer
+    done = f"""() => {{ if (document.querySelector('.jp-Dialog')) return true;
+                       const p = ({PROMPTS})(), busy = !({KERNEL_STATUS})().endsWith('| Idle');
+                       return p.every(s => /^\\[\\d+\\]:$/.test(s)) ||
+                              (!busy && !p.some(s => s.includes('*')) && p.some(s => /\\d/.test(s))); }}"""
+    for _ in range(3):
+        page.wait_for_function(done, timeout=deadline.ms(step_s), polling=250)
+        if not page.locator(".jp-Dialog").count():
+            break
+        shots(page, "dialog")
+        page.locator(".jp-Dialog .jp-mod-accept").click(timeout=deadline.ms(20))
     prompts = page.evaluate(PROMPTS)
     not_run = [i for i, p in enumerate(prompts) if not p[1:-2].isdigit()]
     if not_run:
@@ -296,7 +301,7 @@ def test_notebook05_padding_slider_redraws_chart_and_table(browser, jupyterlab, 
 
 
 def check_padding_explorer(page, nb, deadline, shots):
-    run_all_from_the_menu(page, deadline)
+    run_all_from_the_menu(page, deadline, shots)
     shots(page, "nb05-ran-all")
 
     before = page.evaluate(EXPLORER_STATE, [list(SLIDER_LABEL)])
@@ -335,7 +340,7 @@ def test_notebook00_shows_the_backend_banner(browser, jupyterlab, course, deadli
 
 
 def check_banner(page, deadline, shots):
-    run_all_from_the_menu(page, deadline)
+    run_all_from_the_menu(page, deadline, shots)
     from course_lib import nvrtc
     # the server, so its kernels, run with this process's COURSE_LIB_BACKEND (tests: sim)
     expected = "GPU: " if nvrtc.gpu_available() else "CPU simulator: metrics are exact; times are not measured"
