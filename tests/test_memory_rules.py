@@ -266,27 +266,29 @@ def test_shared_partial_warps_and_empty_phases(mod):
 # ----------------------------------------------------------------------------- an independent model
 
 def model_shared(addrs, active, width, is_load):
-    """memory-rules.md, shared memory rules 1-4, for one warp (addresses in bytes)."""
+    """memory-rules.md, shared memory rules 1-4, for one warp (addresses in bytes), as made
+    precise by the H100 probe (benchmarks/ncu_shared_probe.py, 738 patterns): in rule 2 an
+    inactive partner does not prevent the merge, and a phase's ideal is ceil(words / 32)."""
     phases = 1 if width <= 4 else (2 if width == 8 else 4)
     if is_load and phases > 1:
         for x in (1, 2):
-            if all(not active[t] or (active[t ^ x] and addrs[t ^ x] == addrs[t]) for t in range(32)):
+            if all(not active[t] or not active[t ^ x] or addrs[t ^ x] == addrs[t] for t in range(32)):
                 phases //= 2
                 break
     size = 32 // phases
-    total = nonempty = 0
+    total = ideal = 0
     for ph in range(phases):
         lanes = [t for t in range(ph * size, (ph + 1) * size) if active[t]]
         if not lanes:
             continue
-        nonempty += 1
         banks = {}
         for t in lanes:
             for k in range(max(1, width // 4)):
                 word = addrs[t] // 4 + k
                 banks.setdefault(word % 32, set()).add(word)
         total += max(len(words) for words in banks.values())
-    return total, total - nonempty
+        ideal += -(-sum(len(w) for w in banks.values()) // 32)
+    return total, total - ideal
 
 
 def model_global(addrs, active, width):

@@ -7,10 +7,15 @@ sectors touched by the active threads' bytes.
 Shared loads/stores (``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}`` and
 ``..._bank_conflicts_...``): the warp's active threads are split into phases (4-byte and
 narrower accesses: one phase of 32; 8-byte: two half-warps; 16-byte: four quarter-warps).
-For loads of 8 or 16 bytes, if every active thread t reads the same address as t^1 (or as
-t^2), the phase doubles in size. A phase costs the largest number of distinct 4-byte words
-one bank must deliver; wavefronts are the sum over phases, conflicts are wavefronts minus the
-number of non-empty phases. The rules and test vectors are in shared/docs/memory-rules.md.
+For loads of 8 or 16 bytes, if every active thread t reads the same address as t^1 — or
+every one the same as t^2 — the phase doubles in size (a partner that is not active does not
+count against it). A phase costs the largest number of distinct 4-byte words one bank must
+deliver (equal addresses merge: broadcast); wavefronts are the sum over phases. A phase
+ideally needs ceil(distinct words / 32) wavefronts; conflicts are wavefronts minus that.
+
+These are the rules of shared/docs/memory-rules.md, made precise for partial warps and for
+the conflict count by 738 warp patterns measured on an H100 with ncu
+(benchmarks/ncu_shared_probe.py; results in benchmarks/results/h100_2026-11-22/).
 
 All functions take full-warp arrays: ``addr`` of shape (nwarps, 32) and ``active`` (bool) of
 the same shape; they never see threads of two warps together.
@@ -65,22 +70,22 @@ def shared_wavefronts(addr: np.ndarray, active: np.ndarray, width: int, is_load:
         if not rows.any():
             return 0, 0, 0
         a, act, nreq = addr[rows], active[rows], int(rows.sum())
-    phases = 1 if width <= 4 else (2 if width == 8 else 4)
-    if is_load and phases > 1:
+    p = 1 if width <= 4 else (2 if width == 8 else 4)
+    if is_load and p > 1:
         merged = _pairs_share_address(a, act, 1) | _pairs_share_address(a, act, 2)
         if merged.any():
-            w1, c1, n1 = _cost(a[merged], act[merged], width, phases // 2)
-            w2, c2, n2 = _cost(a[~merged], act[~merged], width, phases) if (~merged).any() else (0, 0, 0)
+            w1, c1 = _cost(a[merged], act[merged], width, p // 2)
+            w2, c2 = _cost(a[~merged], act[~merged], width, p) if not merged.all() else (0, 0)
             return w1 + w2, c1 + c2, nreq
-    wf, cf, _ = _cost(a, act, width, phases)
+    wf, cf = _cost(a, act, width, p)
     return wf, cf, nreq
 
 
 def _pairs_share_address(a, act, xor):
-    """Per warp: does every active thread t access the same address as active thread t^xor?"""
-    lanes = np.arange(32) ^ xor
-    partner_ok = act[:, lanes] & (a[:, lanes] == a)
-    return np.all(~act | partner_ok, axis=1)
+    """Per warp: does every active thread t whose partner t^xor is active read the same
+    address as it? (An inactive partner does not stand in the way: measured on an H100.)"""
+    partner = np.arange(32) ^ xor
+    return np.all(~act | ~act[:, partner] | (a[:, partner] == a), axis=1)
 
 
 def _cost(a, act, width, phases):
@@ -112,7 +117,8 @@ def _cost(a, act, width, phases):
     base = np.maximum.accumulate(np.where(new_bank, seen - distinct, 0), axis=1)
     cost = (seen - base).max(axis=1)
     wavefronts = int(cost.sum())
-    return wavefronts, wavefronts - int(valid[:, 0].sum()), 0
+    ideal = int(((seen[:, -1] + 31) // 32).sum())      # a phase moves at most 32 words per wavefront
+    return wavefronts, wavefronts - ideal
 
 
 class Counters:
