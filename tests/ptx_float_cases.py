@@ -45,8 +45,12 @@ def _float_arith():
             add(f"setp.{cmp}.{f}", "u32", (f, f), (f, f), lambda a, b, f=f, cmp=cmp: int(R.f_compare(a, b, f, cmp)),
                 text=f"setp.{cmp}.{f} p, %1, %2;", pred_out=True)
         for kind in ("finite", "infinite", "number", "notanumber", "normal", "subnormal"):
-            add(f"testp.{kind}.{f}", "u32", (f,), (f,), lambda a, f=f, kind=kind: int(_testp(a, f, kind)),
-                text=f"testp.{kind}.{f} p, %1;", pred_out=True)
+            # testp.normal: the ISA says "normal number", which zero is not; an H100 says true
+            # for +0 and -0 (and false for subnormals, as the ISA)
+            hw = (lambda a, f=f: int(_testp(a, f, "normal") or R.to_value(a, f) == 0)) if kind == "normal" else None
+            add(f"testp.{kind}.{f}", "u32", (f,), (f,), hw or (lambda a, f=f, kind=kind: int(_testp(a, f, kind))),
+                text=f"testp.{kind}.{f} p, %1;", pred_out=True,
+                isa=(lambda a, f=f: int(_testp(a, f, "normal"))) if hw else None)
     f = "f32"
     # flush-to-zero and saturation forms
     add("add.rn.ftz.f32", f, (f, f), (f, f), lambda a, b: R.f_add(a, b, f, "rn", ftz=True), unspecified=NAN_NOTE)

@@ -5,8 +5,10 @@ instruction under test is exactly the one named; inputs are edge values (signed 
 subnormals, ties in every rounding mode, NaN payloads, MIN/-1, shifts >= width...) plus
 random ones. References are Python ints and Fractions (``ptx_reference``), never the
 simulator's numpy code. Where the PTX ISA leaves a result open (integer division by zero, NaN
-bits, abs(MIN), min(+0, -0)...) the reference says UNSPEC/ANY_NAN and nothing is asserted;
-``benchmarks/gpu_semantics.py`` records what an H100 does there.
+bits, abs(MIN), min(+0, -0)...) the reference says UNSPEC/ANY_NAN and nothing is asserted here;
+``test_gpu_semantics_replay`` holds the simulator to what an H100 gave on these same inputs
+(``benchmarks/gpu_semantics.py``). Where the ISA text and the H100 part (64-bit bfe/bfi,
+testp.normal of zero) the reference is the hardware's answer; the case keeps the ISA's.
 """
 import math
 
@@ -154,6 +156,30 @@ def test_subnormals_with_and_without_ftz(compiled):
     assert one(compiled, "k_add_rn_ftz_f32", tiny, tiny) == 0
     assert one(compiled, "k_mul_rn_ftz_f32", f32(2.0 ** -100), f32(2.0 ** -30)) == 0
     assert one(compiled, "k_mul_rn_f32", f32(2.0 ** -100), f32(2.0 ** -30)) == f32(2.0 ** -130)
+
+
+def f64(x):
+    return R.f64_bits(x)
+
+
+def test_what_an_h100_gives_where_the_isa_is_open_or_differs(compiled):
+    """A few of the hardware's answers that test_gpu_semantics_replay holds the simulator to."""
+    assert one(compiled, "k_rem_u32", 7, 0) == 0xFFFFFFFF                       # like the quotient
+    assert one(compiled, "k_rem_s64", 7, 0) == (1 << 64) - 1
+    assert one(compiled, "k_abs_f32", 0xFFC00000) == 0x7FFFFFFF                 # f32 NaNs: canonical
+    assert one(compiled, "k_neg_f16", 0x7E00) == 0x7FFF
+    assert one(compiled, "k_add_rn_f64", 0x7FF4000000000000, f64(1.0)) == 0x7FFC000000000000  # payload, quieted
+    assert one(compiled, "k_add_rn_f64", 0xFFF8000000000000, 0x7FFFFFFFFFFFFFFF) == 0x7FFFFFFFFFFFFFFF  # b's
+    assert one(compiled, "k_div_rz_f64", 0xFFF8000000000000, 0x7FFFFFFFFFFFFFFF) == 0xFFF8000000000000  # a's
+    assert one(compiled, "k_mul_rn_f64", 0, 0x7FF0000000000000) == 0xFFF8000000000000      # 0 * inf
+    assert one(compiled, "k_neg_f64", 0x7FF4000000000000) == 0x7FFC000000000000             # sign kept
+    assert one(compiled, "k_add_rn_sat_f32", 0x80000000, 0x80000000) == 0                    # -0 -> +0
+    assert one(compiled, "k_cvt_rn_f32_f64", 0xFFF4000000000000) == 0xFFE00000              # top payload bits
+    assert one(compiled, "k_cvt_f32_bf16", 0x7F81) == 0x7F810000                             # a plain shift
+    assert one(compiled, "k_cvt_f32_f16", 0x7C01) == 0x7FFFFFFF
+    assert one(compiled, "k_testp_normal_f32", 0) == 1                          # the ISA: not normal
+    assert one(compiled, "k_bfe_u64", (1 << 64) - 1, 8, 0x100) == (1 << 56) - 1   # ISA: len 0 -> 0
+    assert one(compiled, "k_bfe_u32", 0xFFFFFFFF, 8, 0x100) == 0                # 32-bit: as the ISA
 
 
 def test_every_simulated_opcode_is_in_the_catalog(compiled):

@@ -301,7 +301,9 @@ def _atomic(ins, program, space, t):
                 cur = old[i]
             result_old[i] = cur
             v = [x[i] for x in vals]
-            if op in _ATOM:
+            if op == "add" and t == "f32":   # flushes subnormal inputs and results (ISA; H100 too)
+                cur = _flush(npt(_flush(cur) + _flush(v[0])))
+            elif op in _ATOM:
                 cur = _ATOM[op](cur, v[0]).astype(npt) if t[0] != "f" else npt(cur + v[0]) if op == "add" else _ATOM[op](cur, v[0])
             elif op == "exch":
                 cur = v[0]
@@ -318,6 +320,11 @@ def _atomic(ins, program, space, t):
         if out is not None:
             out(b, mask, result_old)
     return run
+
+
+def _flush(x):
+    """An f32 subnormal -> zero of its sign."""
+    return np.copysign(np.float32(0), x) if abs(x) < np.float32(1.1754944e-38) else x
 
 
 def _write_back(program, b, mask, ins, space, addr, idx, finals):

@@ -1,10 +1,11 @@
 """Bit-manipulation PTX instructions: popc, clz, brev, bfind, bfe, bfi, prmt, shf, lop3.
 
 Each builder takes a parsed instruction and returns ``(fn, src_types, dst_type)`` like
-``alu.plan``. They follow the PTX ISA's bit-level pseudocode, including its corner cases:
-``bfe``/``bfi`` use only the low 8 bits of position and length and clamp at the register
-width, ``bfind`` returns 0xFFFFFFFF when no bit is found, ``prmt`` has its six named modes,
-``shf`` clamps or wraps the shift amount.
+``alu.plan``. They follow the PTX ISA's bit-level pseudocode, including its corner cases, and
+an H100 where the two part: ``bfe``/``bfi`` clamp at the register width and use the low 8 bits
+of position and length for 32-bit types but all 32 bits for 64-bit types (the hardware's
+choice, measured 2026-11-22), ``bfind`` returns 0xFFFFFFFF when no bit is found, ``prmt`` has
+its six named modes, ``shf`` clamps or wraps the shift amount.
 """
 from __future__ import annotations
 
@@ -89,16 +90,21 @@ def _low_mask(nbits):
     return np.where(nb >= 64, np.uint64(2**64 - 1), (np.uint64(1) << np.minimum(nb, np.uint64(63))) - np.uint64(1))
 
 
+def _field(x, w):
+    """bfe/bfi position or length: the low 8 bits for 32-bit types, as the ISA says; all 32 bits
+    for 64-bit types, as an H100 does (bfe.u64 a, 8, 0x100 takes a[63:8], not nothing)."""
+    return np.asarray(x).astype(np.int64) & (0xFF if w == 32 else 0xFFFFFFFF)
+
+
 def bfe(ins):
     """d[i] = a[pos+i] for i < len and pos+i < w, else the sign bit a[min(pos+len-1, w-1)]
-    (0 for unsigned types or len == 0); pos and len are the low 8 bits of b and c."""
+    (0 for unsigned types or len == 0); pos and len from b and c (see _field)."""
     t = ins.type
     w = bits(t)
     n = np_type(t)
 
     def fn(a, pos, length):
-        p = (np.asarray(pos).astype(np.int64) & 0xFF)
-        ln = (np.asarray(length).astype(np.int64) & 0xFF)
+        p, ln = _field(pos, w), _field(length, w)
         u = _unsigned_bits(np.asarray(a), w)
         taken = np.clip(np.minimum(ln, w - p), 0, w)
         shifted = np.where(p < w, u >> np.minimum(p, 63).astype(np.uint64), np.uint64(0))
@@ -118,8 +124,8 @@ def bfi(ins):
     n = np_type(t)
 
     def fn(f, b, pos, length):
-        p = np.minimum(pos & 0xFF, w).astype(np.uint64)
-        ln = np.minimum(length & 0xFF, w).astype(np.uint64)
+        p = np.minimum(_field(pos, w), w).astype(np.uint64)
+        ln = np.minimum(_field(length, w), w).astype(np.uint64)
         mask = ((np.where(ln >= 64, np.uint64(0), np.uint64(1) << np.minimum(ln, 63)) - np.uint64(1)) << np.minimum(p, w - 1))
         mask = np.where(p >= w, np.uint64(0), mask) & np.uint64((1 << w) - 1)
         r = (b.astype(np.uint64) & ~mask) | ((f.astype(np.uint64) << np.minimum(p, w - 1)) & mask)

@@ -6,12 +6,17 @@ the operand type (bf16 and packed types arrive as their raw unsigned bits).
 Semantics. Results are correctly rounded in every mode the instruction names (``.rn`` is
 numpy's own IEEE arithmetic where that is exact; ``.rz/.rm/.rp``, every ``fma`` and all
 half-precision math go through ``rounding``). ``.ftz`` flushes subnormal inputs and results to
-zeros of the same sign; ``.sat`` clamps to [0, 1] with NaN -> +0; ``.relu`` clamps negatives to
-+0. NaN results are the canonical NaN (f32 0x7FFFFFFF, f64 0x7FFFFFFFFFFFFFFF, f16/bf16 0x7FFF);
-``neg``/``abs``/``copysign`` are sign-bit operations. ``min``/``max`` return the non-NaN operand
-(``.NaN``: NaN if either is), ordering -0 below +0. Approximate instructions (``.approx``,
-``div.full``, ``ex2``...) are computed exactly and rounded: the hardware may differ in the
-last bits, and ``benchmarks/gpu_semantics.py`` reports by how much.
+zeros of the same sign; ``.sat`` clamps to [0, 1] with NaN and -0 -> +0; ``.relu`` clamps
+negatives to +0. ``copysign`` is a sign-bit operation; ``neg``/``abs`` too, except on NaNs.
+``min``/``max`` return the non-NaN operand (``.NaN``: NaN if either is), ordering -0 below +0.
+
+NaN results, as an H100 gives them (the ISA leaves the bits open): f32, f16 and bf16 give the
+canonical NaN (0x7FFFFFFF, 0x7FFF), abs/neg of a NaN included. f64 keeps payloads
+(``f64_nans``): a NaN operand comes back quieted with its sign; an invalid operation on
+numbers (0 * inf, inf - inf, 0 / 0, sqrt(-1)) gives 0xFFF8000000000000; abs/neg of a NaN
+quiet it and leave the sign alone. Approximate instructions (``.approx``, ``div.full``, ``ex2``
+...) are computed exactly and rounded, except rcp.approx.ftz.f64 (the hardware's top-word
+reciprocal); ``alu``'s docstring lists how far the hardware is from the others.
 """
 from __future__ import annotations
 
@@ -50,7 +55,30 @@ def ftz(x):
 
 
 def _sat(r):
-    return np.where(np.isnan(r), r.dtype.type(0), np.clip(r, 0, 1)).astype(r.dtype)
+    """Clamp to [0, 1]; NaN -> +0 and, as on the GPU, -0 -> +0 (adding +0 does that)."""
+    return (np.where(np.isnan(r), r.dtype.type(0), np.clip(r, 0, 1)) + r.dtype.type(0)).astype(r.dtype)
+
+
+# f64 NaN results (H100): a NaN operand's payload, quieted, sign kept; an invalid operation
+# without NaN operands (0 * inf, inf - inf, 0 / 0, sqrt(-x)) gives this one. Which operand
+# wins when several are NaN differs by instruction: the last one listed here (b for add, sub,
+# mul, min, max; a for div, a software sequence; fma: b, then c, then a).
+F64_INVALID = np.uint64(0xFFF8000000000000)
+F64_QUIET = np.uint64(1 << 51)
+_NAN_ORDER = {"add": (0, 1), "sub": (0, 1), "mul": (0, 1), "div": (1, 0), "fma": (0, 2, 1),
+              "sqrt": (0,), "rcp": (0,), "min": (0, 1), "max": (0, 1)}
+
+
+def f64_nans(name, xs, r):
+    """Replace NaN elements of the f64 result r by the NaN the GPU gives (host-independent)."""
+    nan = np.isnan(r)
+    if not nan.any():
+        return r
+    out = np.where(nan, F64_INVALID, np.asarray(r).view(np.uint64))
+    for k in _NAN_ORDER[name]:
+        x = np.asarray(xs[k], np.float64)
+        out = np.where(nan & np.isnan(x), x.view(np.uint64) | F64_QUIET, out)
+    return out.view(np.float64)
 
 
 # ----------------------------------------------------------------------------- f32 / f64
@@ -131,10 +159,12 @@ def f64(name, ins):
     mode = rounding_mode(ins)
     sat = "sat" in ins.mods
     if "approx" in ins.mods:
-        return approx({"rcp": lambda x: 1 / x, "sqrt": np.sqrt}[name], ins)
+        if name == "rcp":
+            return lambda x: f64_nans("rcp", (x,), _rcp64h(x))
+        return approx(np.sqrt, ins)
 
     def fn(*xs):
-        r = rounding.f64_op(name, xs, mode)
+        r = f64_nans(name, xs, rounding.f64_op(name, xs, mode))
         return _sat(r) if sat else r
     return fn
 
@@ -210,8 +240,7 @@ def minmax(is_max, ins):
     if "xorsign" in ins.mods or "abs" in ins.mods:
         raise KeyError("min/max.xorsign.abs")
 
-    nanval = {"bf16": np.uint16(0x7FFF), "f16": np.uint16(0x7FFF).view(np.float16),
-              "f32": F32_NAN, "f64": F64_NAN}[t]
+    nanval = {"bf16": np.uint16(0x7FFF), "f16": np.uint16(0x7FFF).view(np.float16), "f32": F32_NAN}.get(t)
 
     def fn(a, b):
         if t == "bf16":
@@ -228,6 +257,8 @@ def minmax(is_max, ins):
         na, nb = np.isnan(x), np.isnan(y)
         r = np.where(na & ~nb, b, np.where(nb & ~na, a, r))
         nan_out = (na | nb) if nan_prop else (na & nb)
+        if t == "f64":     # both NaN: the second operand's payload, quieted
+            return f64_nans("max" if is_max else "min", (a, b), np.where(nan_out, F64_NAN, r))
         return np.where(nan_out, nanval, r)
     return fn
 
@@ -251,21 +282,47 @@ def compare(cmp, t):
     return fn
 
 
+_INF_BITS = {"f16": 0x7C00, "bf16": 0x7F80, "f32": 0x7F800000, "f64": 0x7FF0000000000000}
+
+
 def sign_op(kind, ins):
-    """neg/abs on the sign bit (with .ftz flushing first)."""
+    """neg/abs on the sign bit (with .ftz flushing first). A NaN operand gives the canonical NaN
+    for f16/bf16/f32 and, for f64, its own bits quieted with the sign unchanged (as an H100)."""
     t = ins.type
     flush = "ftz" in ins.mods
     width = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}[t]
     u = {16: np.uint16, 32: np.uint32, 64: np.uint64}[width]
     bit = u(1) << u(width - 1)
+    inf = u(_INF_BITS[t])
+    nan_out = u(0x7FFF) if width == 16 else u(0x7FFFFFFF) if width == 32 else None
 
     def fn(a):
         if flush:
             a = ftz(a)
         b = np.asarray(a).view(u)
         r = (b ^ bit) if kind == "neg" else (b & ~bit)
+        nan = (b & ~bit) > inf
+        if nan.any():
+            r = np.where(nan, (b | u(1 << 51)) if nan_out is None else nan_out, r)
         return r.view(a.dtype)
     return fn
+
+
+_HI_WORD = np.uint64(0xFFFFFFFF00000000)
+
+
+def _rcp64h(x):
+    """rcp.approx.ftz.f64 as an H100 gives it: only the top 32 bits of x are read and only the
+    top 32 bits of the result produced (MUFU.RCP64H), i.e. 1/x_top truncated to its top word;
+    subnormal inputs and results flush to zero (.ftz). On the 2026-11-22 run this reproduces the
+    5 saved answers, the 12 of 232 equal to the exactly rounded 1/x and the largest distance
+    from it, 6169042424 ulp."""
+    x = np.asarray(x, np.float64)
+    x = np.where(np.abs(x) < 2.2250738585072014e-308, np.copysign(0.0, x), x)
+    with np.errstate(all="ignore"):
+        r = 1 / (x.view(np.uint64) & _HI_WORD).view(np.float64)
+    r = np.where(np.abs(r) < 2.2250738585072014e-308, np.copysign(0.0, r), r)
+    return (r.view(np.uint64) & _HI_WORD).view(np.float64)
 
 
 def approx(f64fn, ins):

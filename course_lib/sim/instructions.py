@@ -218,19 +218,33 @@ def convert(st, dt, mode, sat, flush):
     Floats are first turned into their exact f64 values (.ftz flushes f32 subnormals), then
     rounded once: to an integer (.rni/.rzi/.rmi/.rpi, saturating), to an integral value of the
     same format, or to the destination format in .rn/.rz/.rm/.rp. Integer sources extend by
-    their own signedness; .sat clamps to the destination's range (or [0, 1] for floats)."""
+    their own signedness; .sat clamps to the destination's range (or [0, 1] for floats, -0 and
+    NaN becoming +0).
+
+    NaN sources, as an H100 converts them: with f64 on either side the sign and the top payload
+    bits carry over and the NaN is quieted; bf16 -> f32 is a plain 16-bit shift (a signalling
+    NaN stays one); other float pairs give the canonical NaN. .ftz from f32 canonicalises a NaN
+    source first (cvt.ftz.f64.f32 of any NaN is 0x7FFFFFFFE0000000)."""
     src_f, dst_f = st in alu.FLOAT_TYPES, dt in alu.FLOAT_TYPES
     dnp = TYPES[dt][1]
+    payload = src_f and dst_f and "f64" in (st, dt)
 
     def fn(x):
         x = np.asarray(x)
         if src_f:
             if flush and st == "f32":
-                x = alu.ftz(x)
-            x64 = rounding.from_bits(x.view(UINT[x.dtype.itemsize]), st)
-            if not dst_f:
-                return _float_to_int(x64, dt, mode, wide_nan=st == "f64")
-            r = _float_to_float(x64, dt, mode)
+                x = alu.canon(alu.ftz(x))
+            sbits = x.view(UINT[x.dtype.itemsize])
+            if st == "bf16" and dt == "f32":
+                r = (sbits.astype(np.uint32) << np.uint32(16)).view(np.float32)
+            else:
+                x64 = rounding.from_bits(sbits, st)
+                if not dst_f:
+                    return _float_to_int(x64, dt, mode, wide_nan=st == "f64")
+                r = _float_to_float(x64, dt, mode)
+                nan = np.isnan(x64) if payload else None
+                if payload and nan.any():
+                    r = np.where(nan, rounding.nan_convert(sbits, st, dt).view(dnp), r)
         elif dst_f:
             r = _int_to_float(x, dt, mode)
         elif sat:
@@ -241,7 +255,7 @@ def convert(st, dt, mode, sat, flush):
             r = alu.ftz(r)
         if sat:
             v = rounding.from_bits(r.view(UINT[r.dtype.itemsize]), dt)
-            v = np.where(np.isnan(v), 0.0, np.clip(v, 0.0, 1.0))
+            v = np.where(np.isnan(v), 0.0, np.clip(v, 0.0, 1.0)) + 0.0
             r = rounding.round_exact(v, dt).view(dnp)
         return r
     return fn

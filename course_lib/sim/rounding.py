@@ -4,6 +4,7 @@
   *sign* says on which side of ``x`` the true value lies) to f16, bf16, f32 or f64 bit patterns,
   with subnormals, overflow to infinity or to the largest finite value, and ties.
 - ``int_to_bits(x, fmt, mode)``: integer -> float conversion, exact for 64-bit integers.
+- ``nan_convert(bits, sfmt, dfmt)``: a NaN to another format keeping sign and top payload bits.
 - ``f64_op(op, xs, mode)``: f64 add/sub/mul/div/sqrt/rcp/fma in any mode. Error-free
   transformations (two_sum, Dekker's product) give the residual; the few elements where they
   cannot be trusted (over/underflow of intermediate terms) are recomputed with Fractions.
@@ -96,6 +97,18 @@ def _to_bits(value, neg, finite, isnan, fmt, mode):
     t = UINT[width]
     bits = bits | (neg.astype(t) << t(width - 1))
     return np.where(isnan, t(nan), bits).astype(t)
+
+
+def nan_convert(bits, sfmt, dfmt):
+    """NaN bit patterns of sfmt -> dfmt keeping the sign and the top payload bits, quieted."""
+    ps, pd = FORMATS[sfmt][0] - 1, FORMATS[dfmt][0] - 1       # stored mantissa bits
+    ws, wd = FORMATS[sfmt][3], FORMATS[dfmt][3]
+    b = np.asarray(bits).astype(np.uint64)
+    sign = (b >> np.uint64(ws - 1)) & np.uint64(1)
+    man = b & np.uint64((1 << ps) - 1)
+    man = (man << np.uint64(pd - ps)) if pd >= ps else (man >> np.uint64(ps - pd))
+    top = np.uint64(((1 << (wd - pd)) - 1) << (pd - 1))      # exponent all ones and the quiet bit
+    return ((sign << np.uint64(wd - 1)) | top | man).astype(UINT[wd])
 
 
 def int_to_bits(x, fmt, mode=None):
