@@ -12,13 +12,19 @@ The kernels, inputs (edge values + random) and Python references are the test su
             with the GPU's and the simulator's answers side by side — what only hardware can say.
 
 Approximate instructions (.approx, div.full) report the largest ulp distance GPU vs simulator.
-Writes DIR/gpu_semantics.json (every disagreement with inputs) and prints the table. Without a
-GPU it says so and compares the simulator with the references only (what the tests do).
-Takes well under two minutes on an H100.
+Writes DIR/gpu_semantics.json and prints the table. Besides counts and examples, each record
+keeps every GPU answer, so tests/test_gpu_semantics_replay.py can hold the simulator to the
+hardware without a GPU: ``inputs_sha`` (fingerprint of the inputs), ``gpu_sha`` (of all GPU
+answers), ``answers`` (index -> GPU bits wherever the ISA leaves the result open or the GPU
+differs from the reference; elsewhere the GPU gave the reference's bits), all bits for
+approximate instructions, and fingerprints of the order-free outputs of the warp/atomic
+kernels. Without a GPU it says so and compares the simulator with the references only (what
+the tests do). Takes well under two minutes on an H100.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -51,6 +57,21 @@ PROBES = {
 }
 
 
+def case_columns(case, seed):
+    """The inputs a run feeds one case: its edge and random rows, then its PROBES rows."""
+    cols = case.inputs(np.random.default_rng(seed))
+    for row in PROBES.get(case.name, []):
+        for c, v in zip(cols, row):
+            c.append(v)
+    return cols
+
+
+def fingerprint(values):
+    """Short hash of a list of ints (inputs or answers) or of an array's bytes."""
+    data = values.tobytes() if isinstance(values, np.ndarray) else json.dumps(values).encode()
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
 def gpu_present():
     if os.environ.get("COURSE_LIB_BACKEND", "").lower() in ("sim", "cpu", "simulator"):
         return False
@@ -74,11 +95,8 @@ def ulps(a, b, fmt):
     return abs(key(a) - key(b))
 
 
-def run_case(case, fn, rng, gpu):
-    cols = case.inputs(rng)
-    for row in PROBES.get(case.name, []):
-        for c, v in zip(cols, row):
-            c.append(v)
+def run_case(case, fn, seed, gpu):
+    cols = case_columns(case, seed)
     n = len(cols[0])
     arrays = case.arrays(cols)
     out = np.zeros(n, C.NP_TYPE[case.out])
@@ -86,8 +104,10 @@ def run_case(case, fn, rng, gpu):
     bits = lambda a: [int(x) for x in a[0].view(f"u{a[0].itemsize}")]
     sim = bits(launch(fn, grid, block, [out, *arrays, np.int32(n)], False))
     dev = bits(launch(fn, grid, block, [out, *arrays, np.int32(n)], True)) if gpu else None
-    ref = None if case.approx else case.expected(cols)
-    rec = dict(ptx=case.ptx, kernel=case.name, n=n, unspecified=case.unspecified)
+    ref = None if case.approx else case.isa_expected(cols)
+    rec = dict(ptx=case.ptx, kernel=case.name, n=n, unspecified=case.unspecified, inputs_sha=fingerprint(cols))
+    if gpu:
+        rec["gpu_sha"] = fingerprint(dev)
     show = lambda i: [hex(c[i]) for c in cols]
     if case.approx:
         fmt = case.out_t
@@ -99,6 +119,7 @@ def run_case(case, fn, rng, gpu):
             rec["agree"] = sum(d == s for d, s in zip(dev, sim))
             rec["max_ulps_gpu_sim"] = max((ulps(dev[i], sim[i], fmt) for i in finite), default=0)
             rec["examples"] = [dict(inputs=show(i), gpu=hex(dev[i]), sim=hex(sim[i])) for i in range(n) if dev[i] != sim[i]][:5]
+            rec["answers"] = {i: hex(v) for i, v in enumerate(dev)}
         return rec
     spec = [i for i, e in enumerate(ref) if isinstance(e, int) or isinstance(e, R.PAIR) and all(isinstance(h, int) for h in e)]
     in_spec = set(spec)
@@ -121,6 +142,7 @@ def run_case(case, fn, rng, gpu):
         rec["open_answers"] = [dict(inputs=show(idx[0]), gpu=hex(g), sim=hex(s), same=g == s, count=len(idx))
                                for (g, s), idx in order[:8]]
         rec["open_agree"] = sum(dev[i] == sim[i] for i in open_)
+        rec["answers"] = {i: hex(dev[i]) for i in range(n) if i not in in_spec or not R.matches(ref[i], dev[i], case.out_t)}
     return rec
 
 
@@ -131,6 +153,7 @@ def run_special(sp, fn, rng_seed, gpu):
     if gpu:
         dev_args = launch(fn, sp.grid, sp.block, make(), True)
         rec["gpu_check"] = sp.check(dev_args)
+        rec["gpu_sha"] = [fingerprint(np.ascontiguousarray(a)) for a in sp.deterministic(dev_args)]
         same = [a.tobytes() == b.tobytes() for a, b in zip(sp.deterministic(dev_args), sp.deterministic(sim_args))]
         rec["agree"] = all(same)
         if not rec["agree"]:
@@ -198,7 +221,7 @@ def main():
             if opts.only and opts.only not in case.ptx:
                 continue
             try:
-                records.append(run_case(case, mod.get_function(case.name), np.random.default_rng(opts.seed), gpu))
+                records.append(run_case(case, mod.get_function(case.name), opts.seed, gpu))
             except Exception as exc:   # one failing kernel must not hide the rest
                 records.append(dict(ptx=case.ptx, kernel=case.name, n=0, error=f"{type(exc).__name__}: {exc}"))
     mods = {}
