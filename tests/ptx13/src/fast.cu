@@ -35,21 +35,25 @@
 // the tiles GROUP tile-rows at a time, so blocks running together write neighbouring parts of
 // the same rows of `out` — a DRAM-locality experiment, and for misaligned shapes it makes the
 // two halves of each shared boundary chunk arrive close together), CACHE (1: streaming stores
-// st.global.cs, the output will not be read again; 2: streaming loads ld.global.cs as well).
-// Needs TC * sizeof(T) a multiple of 16.
+// st.global.cs, the output will not be read again; 2: streaming loads ld.global.cs as well),
+// MINB (__launch_bounds__ minimum blocks per SM: caps registers so that MINB blocks fit; the
+// misaligned path alone would take ~100 registers for doubles and shorts, 2 blocks of 256
+// threads per SM; MINB = 4 caps at 64 with no spills). Needs TC * sizeof(T) a multiple of 16.
 
 #include "pack.cuh"
 
-// A global load or store of one chunk, with the cache policy CACHE asks for.
+// A global load or store of one chunk, with the cache policy CACHE asks for. The intrinsics
+// (rather than *p) also pin the 16-byte instruction: the optimizer once split a plain uint4
+// store into four 4-byte ones.
 template <int CACHE, typename C> __device__ __forceinline__ C load(const C* p)
 {
     if constexpr (CACHE >= 2) return __ldcs(p);
-    else return *p;
+    else return __ldg(p);                              // ld.global.nc: read-only path
 }
 template <int CACHE, typename C> __device__ __forceinline__ void store(C* p, C v)
 {
-    if constexpr (CACHE >= 1) __stcs(p, v);
-    else *p = v;
+    if constexpr (CACHE >= 1) __stcs(p, v);            // st.global.cs: evict first
+    else __stwb(p, v);                                 // st.global.wb: the default policy
 }
 
 __host__ __device__ constexpr int cmin(int a, int b) { return a < b ? a : b; }
@@ -119,8 +123,15 @@ __device__ __forceinline__ uint4 shfl4(uint4 v, int src)
     return make_uint4(__shfl_sync(0xffffffffu, v.x, src), __shfl_sync(0xffffffffu, v.y, src),
                       __shfl_sync(0xffffffffu, v.z, src), __shfl_sync(0xffffffffu, v.w, src));
 }
+__device__ __forceinline__ uint4 shfl4_down(uint4 v)   // the value of the lane to the right
+{
+    return make_uint4(__shfl_down_sync(0xffffffffu, v.x, 1), __shfl_down_sync(0xffffffffu, v.y, 1),
+                      __shfl_down_sync(0xffffffffu, v.z, 1), __shfl_down_sync(0xffffffffu, v.w, 1));
+}
 
-// Move one tile. REALIGN: rows of in or out do not start on 16-byte boundaries.
+// Move one tile. REALIGN: rows of in or out do not start on 16-byte boundaries. Then the tile
+// also holds HALO = RG rows of the next tile, so that it can write whole aligned output chunks
+// up to the first 16-byte boundary past its own rows (the next tile starts writing there).
 template <typename T, int TR, int TC, int THREADS, int SWZ, int CACHE, bool REALIGN>
 __device__ __forceinline__ void move_tile(T* __restrict__ out, const T* __restrict__ in, int rows,
                                           int cols, int r0, int c0, unsigned char* sh)
@@ -134,7 +145,7 @@ __device__ __forceinline__ void move_tile(T* __restrict__ out, const T* __restri
     constexpr int G = cmin(8, TR / RG);            // row groups per warp in phase 2
     constexpr int XW = NB / G;                     // swizzle step, in units
     constexpr int VPR = TC * S / 16;               // chunks per tile row
-    constexpr int NV = TR * VPR;                   // chunks per tile
+    constexpr int NV = (TR + (REALIGN ? RG : 0)) * VPR;   // chunks to load (with the halo rows)
     constexpr int N1 = (NV + THREADS - 1) / THREADS;
     constexpr int NW = THREADS / 32;
     constexpr int NCB = PU / (32 / G);             // phase 2: column blocks of 32 / G units
@@ -142,10 +153,12 @@ __device__ __forceinline__ void move_tile(T* __restrict__ out, const T* __restri
     static_assert(TC * S % 16 == 0 && TR % RG == 0, "tile rows must be whole 16-byte chunks");
     static_assert(pow2(G) && (TR / RG) % G == 0 && PU % (32 / G) == 0 && RG * PU % NB == 0,
                   "tile too small or not a power of two for this element size");
-    const int tid = threadIdx.x;
+    const int tid = threadIdx.x, lane = tid & 31;
     auto slot = [](int unit, int g) { return SWZ ? unit ^ ((g & (G - 1)) * XW) : unit; };
     const unsigned char* inb = reinterpret_cast<const unsigned char*>(in);
+    unsigned char* outb = reinterpret_cast<unsigned char*>(out);
     const long long in_size = (long long)rows * cols * S;
+    const bool halo = REALIGN && (((size_t)rows * S | (size_t)out) & 15);   // out rows misaligned
 
     // Phase 1: all loads first (independent, in flight together), then the shared stores.
     uint4 v[N1];
@@ -153,17 +166,25 @@ __device__ __forceinline__ void move_tile(T* __restrict__ out, const T* __restri
     for (int it = 0; it < N1; ++it) {
         int i = tid + it * THREADS;
         int r = i / VPR, c = c0 + (i % VPR) * RG;     // RG = elements per 16 bytes
+        bool live = (NV % THREADS == 0 || i < NV) && (r < TR || halo) && r0 + r < rows && c < cols;
+        long long a = ((long long)(r0 + r) * cols + c) * S;             // byte offset in `in`
         v[it] = make_uint4(0, 0, 0, 0);                // zeros past the edge of the matrix
-        if ((NV % THREADS == 0 || i < NV) && r0 + r < rows && c < cols) {
-            long long a = ((long long)(r0 + r) * cols + c) * S;          // byte offset in `in`
-            if constexpr (!REALIGN) {
+        if constexpr (!REALIGN) {
+            if (live)
                 v[it] = load<CACHE>(reinterpret_cast<const uint4*>(inb + a));
-            } else {
-                int o = (int)(((size_t)inb + a) & 15);                    // misalignment of this chunk
-                uint4 lo = load_clipped<CACHE>(inb, a - o, in_size);
-                uint4 hi = o ? load_clipped<CACHE>(inb, a - o + 16, in_size) : lo;
+        } else {
+            // the chunk straddles two aligned ones: this lane loads the first, the lane to its
+            // right (the next chunk of the row) loaded the second; the last in a row loads both
+            int o = (int)(((size_t)inb + a) & 15);
+            uint4 lo = make_uint4(0, 0, 0, 0), hi;
+            if (live)
+                lo = load_clipped<CACHE>(inb, a - o, in_size);
+            hi = shfl4_down(lo);
+            bool right_has_it = lane < 31 && (i % VPR) < VPR - 1 && c + RG < cols;
+            if (live && o && !right_has_it)
+                hi = load_clipped<CACHE>(inb, a - o + 16, in_size);
+            if (live)
                 v[it] = bytes_from(lo, hi, o);
-            }
         }
     }
 #pragma unroll
@@ -178,35 +199,51 @@ __device__ __forceinline__ void move_tile(T* __restrict__ out, const T* __restri
     __syncthreads();
 
     // Phase 2: a warp takes column blocks of 32 / G units and walks down them, G row groups
-    // (the fastest lane index) at a time, so a lane's left neighbour holds the previous piece.
-    const int lane = tid & 31, gl = lane % G, wl = lane / G;
-    unsigned char* outb = reinterpret_cast<unsigned char*>(out);
+    // (the fastest lane index) at a time: lane gl holds piece g, its right neighbour piece g + 1.
+    const int gl = lane % G, wl = lane / G;
     const int nrows = min(rows - r0, TR);              // rows of this tile inside the matrix
+
+    // the UE output pieces (16 bytes each) of row group g, unit column u
+    auto pieces = [&](int g, int u, uint4 (&piece)[UE]) {
+        if constexpr (S == 8) {
+            uint2 a0 = *reinterpret_cast<const uint2*>(sh + slot((g * RG) * PU + u, g) * U);
+            uint2 a1 = *reinterpret_cast<const uint2*>(sh + slot((g * RG + 1) * PU + u, g) * U);
+            piece[0] = make_uint4(a0.x, a0.y, a1.x, a1.y);
+        } else {
+            unsigned a[RG], o[UE][RG * S / 4];
+#pragma unroll
+            for (int k = 0; k < RG; ++k)
+                a[k] = *reinterpret_cast<const unsigned*>(sh + slot((g * RG + k) * PU + u, g) * U);
+            transpose_words<S, RG>(a, o);
+#pragma unroll
+            for (int e = 0; e < UE; ++e)
+                piece[e] = make_uint4(o[e][0], o[e][1], o[e][2], o[e][3]);
+        }
+    };
+    // REALIGN: write aligned chunk m of output row oy's segment, clipped to what this tile owns:
+    // from its first 16-byte boundary (its start, in the first tile row) to the first boundary
+    // past its end (the end of the output row, in the last tile row)
+    auto emit = [&](int oy, int m, uint4 chunk) {
+        const long long b0 = ((long long)oy * rows + r0) * S;          // segment start in `out`
+        const int q = (int)(((size_t)outb + b0) & 15);                 // its misalignment
+        const long long x = b0 - q + 16LL * m;                         // aligned chunk m
+        const long long w0 = r0 == 0 ? b0 : b0 - q + (q ? 16 : 0);
+        const long long w1 = min(b0 + (long long)(rows - r0) * S, b0 + TR * S - q + (q ? 16 : 0));
+        if (x >= w0 && x + 16 <= w1)
+            store<CACHE>(reinterpret_cast<uint4*>(outb + x), chunk);
+        else if (x < w1 && x + 16 > w0)
+            store_part(outb + x, chunk, (int)max(w0 - x, 0LL), (int)min(w1 - x, 16LL));
+    };
+
 #pragma unroll
     for (int cb = tid / 32; cb < NCB; cb += NW) {
         const int u = cb * (32 / G) + wl;              // unit column
-        uint4 last[UE];                                // this lane's piece one group block up
-#pragma unroll
-        for (int e = 0; e < UE; ++e)
-            last[e] = make_uint4(0, 0, 0, 0);
+        uint4 last[UE];                                // this lane's piece one round earlier
 #pragma unroll
         for (int gb = 0; gb < GB; ++gb) {
             const int g = gb * G + gl;                 // row group
             uint4 piece[UE];
-            if constexpr (S == 8) {
-                uint2 a0 = *reinterpret_cast<const uint2*>(sh + slot((g * RG) * PU + u, g) * U);
-                uint2 a1 = *reinterpret_cast<const uint2*>(sh + slot((g * RG + 1) * PU + u, g) * U);
-                piece[0] = make_uint4(a0.x, a0.y, a1.x, a1.y);
-            } else {
-                unsigned a[RG], o[UE][RG * S / 4];
-#pragma unroll
-                for (int k = 0; k < RG; ++k)
-                    a[k] = *reinterpret_cast<const unsigned*>(sh + slot((g * RG + k) * PU + u, g) * U);
-                transpose_words<S, RG>(a, o);
-#pragma unroll
-                for (int e = 0; e < UE; ++e)
-                    piece[e] = make_uint4(o[e][0], o[e][1], o[e][2], o[e][3]);
-            }
+            pieces(g, u, piece);
 #pragma unroll
             for (int e = 0; e < UE; ++e) {
                 const int oy = c0 + u * UE + e;        // row of out = column of in
@@ -214,35 +251,46 @@ __device__ __forceinline__ void move_tile(T* __restrict__ out, const T* __restri
                     if (oy < cols && g * RG < nrows)
                         store<CACHE>(reinterpret_cast<uint4*>(out + (size_t)oy * rows + r0 + g * RG), piece[e]);
                 } else {
-                    // the previous piece of this output row: left lane, or last round's last lane
-                    uint4 left = shfl4(piece[e], (lane + 31) & 31);
-                    uint4 above = shfl4(last[e], lane + G - 1);
-                    uint4 prev = gl == 0 ? above : left;
+                    uint4 next = shfl4_down(piece[e]);                  // piece g + 1
+                    uint4 first = shfl4(piece[e], lane - gl);           // piece gb * G, this round
+                    if (oy < cols) {
+                        const int q = (int)(((size_t)outb + ((long long)oy * rows + r0) * S) & 15);
+                        if (q == 0) {
+                            emit(oy, g, piece[e]);
+                        } else {
+                            if (gl < G - 1)
+                                emit(oy, g + 1, bytes_from(piece[e], next, 16 - q));
+                            else if (gb > 0)               // last lane: chunk between the rounds
+                                emit(oy, g - G + 1, bytes_from(last[e], first, 16 - q));
+                            if (g == 0 && r0 == 0)         // head of the output row
+                                emit(oy, 0, bytes_from(make_uint4(0, 0, 0, 0), piece[e], 16 - q));
+                        }
+                    }
                     last[e] = piece[e];
-                    if (oy >= cols)
-                        continue;
-                    const long long b0 = ((long long)oy * rows + r0) * S;    // segment of this out row
-                    const long long b1 = b0 + (long long)nrows * S;
-                    const int q = (int)(((size_t)outb + b0) & 15);          // its misalignment
-                    const long long x = b0 - q + 16 * g;       // the aligned chunk this lane writes
-                    uint4 chunk = q ? bytes_from(prev, piece[e], 16 - q) : piece[e];
-                    if (x >= b0 && x + 16 <= b1)
-                        store<CACHE>(reinterpret_cast<uint4*>(outb + x), chunk);
-                    else if (x < b1)
-                        store_part(outb + x, chunk, x < b0 ? q : 0, (int)min(16LL, b1 - x));
-                    if (q && g == TR / RG - 1 && x + 16 < b1)  // the tail spills into one more chunk
-                        store_part(outb + x + 16, bytes_from(piece[e], piece[e], 16 - q), 0, (int)(b1 - x - 16));
+                }
+            }
+        }
+        if constexpr (REALIGN) {                       // the chunk that reaches into the halo
+            if (halo) {
+                uint4 piece[UE];
+                pieces(TR / RG, u, piece);             // the same group for every lane: broadcast
+#pragma unroll
+                for (int e = 0; e < UE; ++e) {
+                    const int oy = c0 + u * UE + e;
+                    const int q = (int)(((size_t)outb + ((long long)oy * rows + r0) * S) & 15);
+                    if (oy < cols && q && gl == G - 1)
+                        emit(oy, TR / RG, bytes_from(last[e], piece[e], 16 - q));
                 }
             }
         }
     }
 }
 
-template <typename T, int TR, int TC, int THREADS, int SWZ, int GROUP, int CACHE>
-__global__ void __launch_bounds__(THREADS) fast(T* __restrict__ out, const T* __restrict__ in, int rows, int cols)
+template <typename T, int TR, int TC, int THREADS, int SWZ, int GROUP, int CACHE, int MINB>
+__global__ void __launch_bounds__(THREADS, MINB) fast(T* __restrict__ out, const T* __restrict__ in, int rows, int cols)
 {
     constexpr int S = sizeof(T);
-    __shared__ __align__(16) unsigned char sh[TR * TC * S];
+    __shared__ __align__(16) unsigned char sh[(TR + 16 / S) * TC * S];   // + halo rows (REALIGN)
 
     int bx = blockIdx.x, by = blockIdx.y;
     if constexpr (GROUP > 1) {                         // walk GROUP tile-rows, then the next column
