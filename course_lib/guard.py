@@ -102,7 +102,11 @@ def before_launch(fn, grid, block, args, shared_mem=0, *, guard=None, stream=Non
         return last
     if stream is not None and any(_on_device(a) for a in args):
         stream.synchronize()   # fetch what earlier work on this stream wrote
-    last = check(fn, grid, block, args, shared_mem, limits=limits)
+    try:
+        last = check(fn, grid, block, args, shared_mem, limits=limits)
+    except KernelError as err:
+        last = getattr(err, "report", last)   # a refusal still says which blocks it took and how long
+        raise
     if key is not None:
         if len(passed) >= _CACHE_SIZE:
             passed.pop(next(iter(passed)))
@@ -133,24 +137,27 @@ def check(fn, grid, block, args, shared_mem=0, *, budget=BUDGET_S, limits=None, 
                           blocks=chosen, trace_block=-1)
         program.run()
     except (MemoryAccessError, BarrierError) as err:
-        raise refused(err, chosen) from None
+        raise refused(err, chosen, t0) from None
     except SimulationLimit as err:
         if not getattr(err, "timed_out", True):
-            raise refused(err, chosen) from None
+            raise refused(err, chosen, t0) from None
         return GuardReport(True, chosen, time.perf_counter() - t0,
                            f"still running after {budget} s: launched without a verdict")
     except KernelError as err:
         if err.message.startswith("assert("):   # a device assert would also poison the CUDA context
-            raise refused(err, chosen) from None
+            raise refused(err, chosen, t0) from None
         return GuardReport(True, chosen, time.perf_counter() - t0, f"the simulator could not finish ({err.message})")
     except Exception as err:  # a simulator bug must never stop a student's launch
         return GuardReport(True, chosen, time.perf_counter() - t0, f"the simulator failed ({type(err).__name__}: {err})")
     return GuardReport(True, chosen, time.perf_counter() - t0, "no fault")
 
 
-def refused(err: KernelError, blocks) -> KernelError:
-    """The simulator's error, reworded as the reason a GPU launch was refused."""
+def refused(err: KernelError, blocks, t0=None) -> KernelError:
+    """The simulator's error, reworded as the reason a GPU launch was refused (``.report`` says
+    which blocks were simulated and for how long)."""
     new = copy.copy(err)
+    elapsed = time.perf_counter() - t0 if t0 is not None else 0.0
+    new.report = GuardReport(True, list(blocks), elapsed, f"refused: {err.message.splitlines()[0]}")
     new.message = (f"GPU launch refused: the guard simulated {len(blocks)} corner block(s) of this launch on "
                    f"the CPU first and found a fault that on the GPU corrupts memory or breaks the CUDA context:\n"
                    f"{err.message}")

@@ -220,6 +220,8 @@ def test_call_refuses_before_the_gpu_sees_the_launch(mod, fake_gpu):
     with pytest.raises(cl.MemoryAccessError, match="GPU launch refused"):
         k((4,), (256,), (out, x, np.int32(1000)))
     assert fake_gpu == []
+    assert guard.last.checked and guard.last.blocks == [(0, 0, 0), (3, 0, 0)] and guard.last.elapsed > 0
+    assert guard.last.note.startswith("refused: Out of bounds")
     k((4,), (256,), (out, x, np.int32(1000)), guard=False)
     assert fake_gpu == ["scale_bad"]
     assert not guard.last.checked
