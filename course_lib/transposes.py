@@ -155,6 +155,20 @@ register(Spec("aos", "Structs of I elements through shared memory (Giles)", "aos
               defaults=dict(I=6, WARPS=4, MAP=1), lesson="08",
               check=lambda p, d: None if p["MAP"] in (0, 1, 2) and p["I"] >= 1 else "I >= 1 and MAP in 0, 1, 2"))
 
+def _warp_check(p, dtype):
+    warps = p["WX"] * p["WY"]
+    pitch = 32 + max(1, 4 // dtype.itemsize)          # warp_tile.cu's PITCH
+    need = warps * 32 * pitch * dtype.itemsize
+    if need > 48 * 1024:
+        return (f"{warps} warp tiles of 32x{pitch} {dtype.itemsize}-byte elements need {need} bytes of shared memory; "
+                f"48 KiB is the limit (fewer warps per block)")
+    return _max_threads(32 * warps)
+
+
+register(Spec("warp", "A 32x32 tile per warp, __syncwarp only (no block barrier)", "warp_tile.cu",
+              "warp_tile<{T}, {WX}, {WY}>", tile=lambda p: (32 * p["WX"], 32 * p["WY"]),
+              block=lambda p: (32, p["WX"] * p["WY"]), defaults=dict(WX=1, WY=4), lesson="10", check=_warp_check))
+
 _modules: dict = {}
 
 

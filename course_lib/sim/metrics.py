@@ -17,6 +17,13 @@ These are the rules of shared/docs/memory-rules.md, made precise for partial war
 the conflict count by 738 warp patterns measured on an H100 with ncu
 (benchmarks/ncu_shared_probe.py; results in benchmarks/results/h100_2026-11-22/).
 
+What it counts is the PTX's memory instructions; the hardware runs ptxas's machine code. The two
+agree for every course kernel (benchmarks/ncu_compare.py checks each on an H100), but ptxas may
+fuse neighbouring narrow accesses into one wider one where it can prove the alignment: seen with
+a row of 2-byte shared loads, t[lane][i] for i = 0..31 with a 4-byte-aligned row, which the H100
+ran as 15 4-byte and 2 2-byte loads (1088 wavefronts where the PTX asks for 2048). A kernel that
+must be counted access by access reads through a volatile pointer (kernels/warp_tile.cu does).
+
 All functions take full-warp arrays: ``addr`` of shape (nwarps, 32) and ``active`` (bool) of
 the same shape; they never see threads of two warps together.
 """
