@@ -34,6 +34,10 @@ def parse_size(text: str) -> tuple[int, int]:
 
 
 def progress(i, n, label, stream=sys.stderr):
+    if not (hasattr(stream, "isatty") and stream.isatty()):   # a log file: one line at the end, no \r bars
+        if i == n:
+            stream.write(f"{n} launches done\n")
+        return
     width = 30
     done = int(width * i / max(n, 1))
     stream.write(f"\r[{'#' * done}{'.' * (width - done)}] {i}/{n} {label:<40.40s}")

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Everything this project checks on a GPU machine, as named steps, so one lease runs them in
+# as few calls as possible:
+#
+#     OUT=DIR bash benchmarks/gpu_session.sh env tests bench guard ncu       # then, later:
+#     OUT=DIR bash benchmarks/gpu_session.sh nbval transpose
+#
+# steps   env        the GPU, driver, CuPy, NVRTC, ncu
+#         tests      tests/test_gpu.py and the GPU tests of test_guard/test_ui (pytest)
+#         bench      python -m course_lib bench --dtype all (8192 x 8192, every course kernel)
+#         guard      benchmarks/gpu_guard_check.py (refused launches, the context stays usable)
+#         ncu        benchmarks/ncu_compare.py (simulator vs Nsight Compute, every course kernel)
+#         nbval      every notebook on the GPU backend, pytest --nbval-lax (errors only)
+#         transpose  benchmarks/transpose.py (course kernels vs CuPy, cuBLAS, torch; all sizes)
+#         sweep      benchmarks/transpose.py on the kernels/shapes named by SWEEP_KERNELS/SWEEP_SIZES
+#
+# Each step but env writes DIR/<step>.txt (and its JSON) and has its own time limit, so a slow step
+# cannot take the rest with it. Python packages the GPU machine lacks (Jupyter, nbval, plotly,
+# ipywidgets) are installed from .whl/ when that folder is there (see docs/CONTRIBUTING.md).
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/gpu_session}
+mkdir -p "$OUT"
+export PYTHONPATH=".${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 COURSE_LIB_BACKEND=gpu
+if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+        && export PYTHONPATH="$PYTHONPATH:/tmp/site"
+fi
+PYTEST=(python3 -m pytest -p no:cacheprovider -o addopts= -q -rs)
+
+step() {   # step NAME SECONDS COMMAND...
+    local name=$1 limit=$2; shift 2
+    local t0=$SECONDS
+    echo "=== $name (limit ${limit}s): $*"
+    timeout "$limit" "$@" > "$OUT/$name.txt" 2>&1
+    local rc=$?
+    echo "=== $name: exit $rc after $((SECONDS - t0)) s"
+    tail -n "${TAIL:-25}" "$OUT/$name.txt"
+}
+
+for s in "$@"; do
+    case $s in
+    env)   nvidia-smi --query-gpu=name,driver_version,clocks.max.memory,memory.total --format=csv
+           python3 -c "import cupy, numpy; from course_lib import nvrtc; print('cupy', cupy.__version__, \
+'numpy', numpy.__version__, 'nvrtc', nvrtc.nvrtc_version())"; ncu --version | tail -1 ;;
+    tests) step tests 300 "${PYTEST[@]}" tests/test_gpu.py \
+               tests/test_guard.py::test_on_gpu_refused_launch_leaves_the_context_usable \
+               tests/test_ui.py::test_gpu_backend_measures_and_checks ;;
+    bench) step bench 240 python3 -m course_lib bench --dtype all ;;
+    guard) step guard 120 python3 benchmarks/gpu_guard_check.py ;;
+    ncu)   step ncu 420 python3 benchmarks/ncu_compare.py --out "$OUT/ncu" ;;
+    nbval) step nbval 400 "${PYTEST[@]}" --nbval-lax --nbval-current-env notebooks ;;
+    transpose) step transpose 560 python3 benchmarks/transpose.py --out "$OUT/transpose" ;;
+    sweep) step sweep 400 python3 benchmarks/transpose.py --no-compile --dtype "${SWEEP_DTYPES:-f32,f64}" \
+               --size "${SWEEP_SIZES:-8192,8191x8193}" --kernel "${SWEEP_KERNELS:-fast,warp}" --out "$OUT/sweep"
+           rm -f "$OUT/sweep/transpose.html" ;;          # the device returns at most 8 files
+    *) echo "unknown step $s"; exit 2 ;;
+    esac
+done
