@@ -5,6 +5,8 @@
     first[("padded_32x8", "float32")].vs_copy       # 0.94
     measured.table(first, ["padded", "padded_32x8"], "float32")   # text/HTML table with the source
     runs = measured.transpose_runs()         # every transpose.json benchmarks/transpose.py wrote
+    sweep = measured.load("h100_2026-11-23/warp_sweep.json")     # one run of benchmarks/transpose.py
+    measured.ratio_table(sweep, ["padded_32x8", "warp"], dtypes=["float64"])   # kernels x sizes
 
 Files are looked up in the repository checkout (``benchmarks/results`` beside ``course_lib``);
 a missing folder gives empty results, never an error, so a notebook still runs from an
@@ -116,6 +118,39 @@ def transpose_runs(root: Path | None = None) -> list[dict]:
         data["path"] = str(p.relative_to(root.parent.parent)) if root == RESULTS else str(p)
         runs.append(data)
     return sorted(runs, key=lambda d: d.get("meta", {}).get("date", ""), reverse=True)
+
+
+def load(name: str) -> dict:
+    """One JSON file benchmarks/transpose.py wrote, by its path under benchmarks/results
+    (an empty run when the file is missing in this installation)."""
+    p = RESULTS / name
+    try:
+        data = json.loads(p.read_text())
+    except (OSError, ValueError):
+        return {"meta": {}, "cases": [], "path": f"benchmarks/results/{name}", "missing": True}
+    data["path"] = f"benchmarks/results/{name}"
+    return data
+
+
+def ratio_table(run: dict, kernels, dtypes=None) -> HTMLText:
+    """Fraction of the same-run memcpy for each kernel (rows) and dtype x size (columns) of a
+    benchmarks/transpose.py run; kernels may be labels with parameters ("warp[WX=1;WY=8]")."""
+    if run.get("missing"):
+        msg = f"no measurements found ({run['path']} is missing in this installation)"
+        return HTMLText(f"<p><i>{html.escape(msg)}</i></p>", msg)
+    cases = [c for c in run["cases"] if dtypes is None or c["dtype"] in dtypes]
+    cols = ["kernel"] + [f"{c['dtype']} {c['rows']}x{c['cols']}" for c in cases]
+    body = []
+    for k in kernels:
+        cells = []
+        for c in cases:
+            r = next((r for r in c["results"] if r["name"] == k and "skipped" not in r), None)
+            cells.append("-" if r is None else f"{r['ratio']:.2f}" + ("" if r["correct"] else " WRONG"))
+        body.append([k] + cells)
+    meta = run.get("meta", {})
+    title = (f"fraction of a same-run device copy, measured on {meta.get('device', '?')}, "
+             f"{meta.get('date', '?')[:10]} ({run['path']})")
+    return _table(title, cols, body)
 
 
 def best_vs_peers(run: dict) -> HTMLText:
