@@ -10,6 +10,8 @@
 #         bench      python -m course_lib bench --dtype all (8192 x 8192, every course kernel)
 #         guard      benchmarks/gpu_guard_check.py (refused launches, the context stays usable)
 #         ncu        benchmarks/ncu_compare.py (simulator vs Nsight Compute, every course kernel)
+#         ncufull    benchmarks/ncu_dram.py --full: ncu's full set, copy vs copy_shared vs warp, f32,
+#                    aligned vs misaligned (leads for the open question of notebook 10)
 #         nbval      every notebook on the GPU backend, pytest --nbval-lax (errors only)
 #         transpose  benchmarks/transpose.py (course kernels vs CuPy, cuBLAS, torch; all sizes)
 #         sweep      benchmarks/transpose.py on the kernels/shapes named by SWEEP_KERNELS/SWEEP_SIZES
@@ -21,7 +23,7 @@ set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu_session}
 mkdir -p "$OUT"
-export PYTHONPATH=".${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 COURSE_LIB_BACKEND=gpu
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 COURSE_LIB_BACKEND=gpu
 if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
         && export PYTHONPATH="$PYTHONPATH:/tmp/site"
@@ -49,6 +51,7 @@ for s in "$@"; do
     bench) step bench 240 python3 -m course_lib bench --dtype all ;;
     guard) step guard 120 python3 benchmarks/gpu_guard_check.py ;;
     ncu)   step ncu 420 python3 benchmarks/ncu_compare.py --out "$OUT/ncu" ;;
+    ncufull) step ncufull 300 python3 benchmarks/ncu_dram.py --full "$OUT/ncufull" --kernels copy,copy_shared,warp,padded_32x8 ;;
     nbval) step nbval 400 "${PYTEST[@]}" --nbval-lax --nbval-current-env notebooks ;;
     transpose) step transpose 560 python3 benchmarks/transpose.py --out "$OUT/transpose" ;;
     sweep) step sweep 400 python3 benchmarks/transpose.py --no-compile --dtype "${SWEEP_DTYPES:-f32,f64}" \

@@ -1,9 +1,10 @@
-"""The simulator against what an H100 measured (ncu --clock-control none, 2026-11-22).
+"""The simulator against what an H100 measured (ncu --clock-control none, 2026-11-22 and -23).
 
-benchmarks/results/h100_2026-11-22 keeps the hardware's numbers, so this runs without a GPU:
-- 738 single-warp shared-memory patterns (benchmarks/ncu_shared_probe.py): every one agrees;
-- every course kernel x dtype x shape and the memory-rules patterns (benchmarks/ncu_compare.py)
-  on all eight metrics, except one launch listed below with the reason.
+benchmarks/results/h100_2026-11-2* keep the hardware's numbers, so this runs without a GPU:
+- 738 single-warp shared-memory patterns (benchmarks/ncu_shared_probe.py, 2026-11-22): every one agrees;
+- every course kernel x dtype x shape and the memory-rules patterns (benchmarks/ncu_compare.py,
+  both runs; the second has the warp kernel too) on all eight metrics, except one launch listed
+  below with the reason.
 """
 import json
 import sys
@@ -14,6 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "h100_2026-11-22"
+NCU_RUNS = ["h100_2026-11-22", "h100_2026-11-23"]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import ncu_compare  # noqa: E402
@@ -22,7 +24,8 @@ import ncu_shared_probe  # noqa: E402
 # One shared store wavefront (and one conflict) more on the GPU than any rule predicts: every
 # shared store of this launch is a full-warp, unit-stride 16-byte store (4 wavefronts, no
 # conflict). memory-rules.md notes that the hardware counter can include arbitration with other
-# L1 traffic; it shows here, once in 249 launches.
+# L1 traffic; it shows here, in one launch of ~250, and not every time: of three ncu runs of the
+# same launch (2026-11-22, twice on 2026-11-23) two counted 545 and one 544, the simulator's count.
 KNOWN = {"fast float16 100x130"}
 
 
@@ -36,9 +39,10 @@ def test_every_measured_shared_pattern_agrees():
     assert not wrong, f"{len(wrong)} of {len(records)} patterns disagree, e.g. {wrong[:3]}"
 
 
+@pytest.mark.parametrize("run", NCU_RUNS)
 @pytest.mark.parametrize("kind", ["transpose", "pattern"])
-def test_course_kernels_agree_with_ncu(kind):
-    records = [r for r in json.loads((RESULTS / "c_ncu.json").read_text())
+def test_course_kernels_agree_with_ncu(kind, run):
+    records = [r for r in json.loads((RESULTS.parent / run / "c_ncu.json").read_text())
                if (r["case"]["kind"] == "transpose") == (kind == "transpose")]
     wrong = []
     for r in records:
