@@ -168,6 +168,11 @@ def _warp_check(p, dtype):
 register(Spec("warp", "A 32x32 tile per warp, __syncwarp only (no block barrier)", "warp_tile.cu",
               "warp_tile<{T}, {WX}, {WY}>", tile=lambda p: (32 * p["WX"], 32 * p["WY"]),
               block=lambda p: (32, p["WX"] * p["WY"]), defaults=dict(WX=1, WY=4), lesson="10", check=_warp_check))
+register(Spec("warp_pipe", "Warp tiles, loads of the next tile in flight during the stores", "warp_tile.cu",
+              "warp_pipe<{T}, {WARPS}>", tile=lambda p: (32, 32), block=lambda p: (32, p["WARPS"]),
+              grid=lambda p, rows, cols: (max(1, min(p["BLOCKS"], -(-(-(-rows // 32) * -(-cols // 32)) // p["WARPS"]))), 1),
+              defaults=dict(WARPS=4, BLOCKS=1056), lesson="10",
+              check=lambda p, d: _warp_check(dict(WX=p["WARPS"], WY=1), d)))
 
 _modules: dict = {}
 

@@ -34,7 +34,7 @@ from course_lib import transposes  # noqa: E402
 # course kernels: (key, dtype) instances to check; float32 everywhere, other sizes where they matter
 INSTANCES = [(k, "float32") for k in ("copy", "copy_shared", "per_row", "naive_row", "naive_col", "tile",
                                       "padded", "rect", "swizzle", "padded_32x8", "unrolled", "vec",
-                                      "vec64", "fast", "aos", "warp")] + [
+                                      "vec64", "fast", "aos", "warp", "warp_pipe")] + [
     ("packed", "uint8"), ("packed", "uint16"), ("vec", "float64"),
     ("tile", "float64"), ("swizzle", "uint16"), ("warp", "uint8")]
 SEMANTICS = ["k_div_s32", "k_rem_s64", "k_mul_hi_u64", "k_mad_wide_s32", "k_mul24_hi_s32", "k_shr_s32",

@@ -29,11 +29,47 @@
 // `in` is rows x cols, `out` cols x rows; any shape works (partial tiles are bounds-checked,
 // warps wholly outside the matrix return at once).
 
+// One shared load per element, as written. For 1- and 2-byte elements ptxas would otherwise
+// fuse neighbouring loads of a row into one 4-byte load (on the H100 the 2-byte column read then
+// counts about half the wavefronts the PTX asks for); the course's simulator runs the PTX and
+// counts what it says, so the kernel says exactly what it does. volatile forbids the fusion.
+template <typename T> __device__ __forceinline__ T one_load(const T& x)
+{
+    if constexpr (sizeof(T) < 4) return *(const volatile T*)&x;
+    else return x;
+}
+
+// Lane l loads column l of the tile's 32 rows into v. All 32 loads are issued before any is
+// used: a load that a branch guards cannot be moved above the branch, so the guard selects the
+// value instead (cells outside the matrix get a zero that no store reads).
+template <typename T>
+__device__ __forceinline__ void load_tile(T (&v)[32], const T* __restrict__ in, int r0, int c0, int rows,
+                                          int cols, int lane)
+{
+#pragma unroll
+    for (int i = 0; i < 32; ++i)
+        v[i] = (r0 + i < rows && c0 + lane < cols) ? in[(size_t)(r0 + i) * cols + c0 + lane] : T(0);
+}
+
+// Lane l writes row l of the shared tile (column c0 + i of in = row c0 + i of out) as element
+// r0 + l of the out rows c0 .. c0 + 31: each store is one coalesced row piece.
+template <typename T, int PITCH>
+__device__ __forceinline__ void store_tile(T* __restrict__ out, T (*t)[PITCH], int r0, int c0, int rows,
+                                           int cols, int lane)
+{
+#pragma unroll
+    for (int i = 0; i < 32; ++i)
+        if (c0 + i < cols && r0 + lane < rows)
+            out[(size_t)(c0 + i) * rows + r0 + lane] = one_load(t[lane][i]);
+}
+
+template <typename T> __host__ __device__ constexpr int tile_pitch() { return 32 + (sizeof(T) < 4 ? 4 / sizeof(T) : 1); }
+
 template <typename T, int WX, int WY>
 __global__ void __launch_bounds__(32 * WX * WY)
 warp_tile(T* __restrict__ out, const T* __restrict__ in, int rows, int cols)
 {
-    constexpr int PITCH = 32 + (sizeof(T) < 4 ? 4 / sizeof(T) : 1);
+    constexpr int PITCH = tile_pitch<T>();
     __shared__ T tiles[WX * WY][32][PITCH];
     T (*t)[PITCH] = tiles[threadIdx.y];                   // this warp's tile
 
@@ -43,24 +79,53 @@ warp_tile(T* __restrict__ out, const T* __restrict__ in, int rows, int cols)
     if (r0 >= rows || c0 >= cols)
         return;                                           // no block barrier: leaving is safe
 
-    // All 32 loads are issued before any is used: a load that a branch guards cannot be moved
-    // above the branch, so the guard selects the value instead (cells outside the matrix get
-    // a zero that no store below reads).
     T v[32];
-#pragma unroll
-    for (int i = 0; i < 32; ++i)
-        v[i] = (r0 + i < rows && c0 + lane < cols) ? in[(size_t)(r0 + i) * cols + c0 + lane] : T(0);
+    load_tile(v, in, r0, c0, rows, cols, lane);
 #pragma unroll
     for (int i = 0; i < 32; ++i)
         t[i][lane] = v[i];
-
     __syncwarp();                                         // the warp's tile is complete
+    store_tile(out, t, r0, c0, rows, cols, lane);
+}
 
+// warp_pipe: the same warp tiles, software-pipelined (double buffering through registers, the
+// prefetching of the seed notes). A fixed number of blocks (BLOCKS, or fewer for small
+// matrices) loop over all tiles; each warp issues the loads of its next tile *before* it writes
+// out the current one, so the loads' latency hides behind the stores instead of stalling them.
+// Tiles are numbered row by row (tile k: tile row k / tiles_x, tile column k % tiles_x) and warp
+// w of block b takes tiles w + b * WARPS, then every (gridDim.x * WARPS)-th one after it.
+template <typename T, int WARPS>
+__global__ void __launch_bounds__(32 * WARPS)
+warp_pipe(T* __restrict__ out, const T* __restrict__ in, int rows, int cols)
+{
+    constexpr int PITCH = tile_pitch<T>();
+    __shared__ T tiles[WARPS][32][PITCH];
+    T (*t)[PITCH] = tiles[threadIdx.y];
+
+    const int lane = threadIdx.x;
+    const int tiles_x = (cols + 31) / 32;
+    const long long ntiles = (long long)tiles_x * ((rows + 31) / 32);
+    const long long step = (long long)gridDim.x * WARPS;
+    long long k = (long long)blockIdx.x * WARPS + threadIdx.y;
+    if (k >= ntiles)
+        return;
+
+    T v[32];
+    int r0 = (int)(k / tiles_x) * 32, c0 = (int)(k % tiles_x) * 32;
+    load_tile(v, in, r0, c0, rows, cols, lane);
+    for (;;) {
 #pragma unroll
-    for (int i = 0; i < 32; ++i)
-        v[i] = t[lane][i];                                // all shared reads, then all stores
-#pragma unroll
-    for (int i = 0; i < 32; ++i)
-        if (c0 + i < cols && r0 + lane < rows)
-            out[(size_t)(c0 + i) * rows + r0 + lane] = v[i];
+        for (int i = 0; i < 32; ++i)
+            t[i][lane] = v[i];                            // waits for this tile's loads
+        __syncwarp();
+        const long long next = k + step;
+        const int r1 = (int)(next / tiles_x) * 32, c1 = (int)(next % tiles_x) * 32;
+        if (next < ntiles)
+            load_tile(v, in, r1, c1, rows, cols, lane);   // in flight during the stores below
+        store_tile(out, t, r0, c0, rows, cols, lane);
+        if (next >= ntiles)
+            break;
+        __syncwarp();                                     // all lanes have read t before it is refilled
+        k = next; r0 = r1; c0 = c1;
+    }
 }
