@@ -24,8 +24,8 @@ import ncu_shared_probe  # noqa: E402
 # One shared store wavefront (and one conflict) more on the GPU than any rule predicts: every
 # shared store of this launch is a full-warp, unit-stride 16-byte store (4 wavefronts, no
 # conflict). memory-rules.md notes that the hardware counter can include arbitration with other
-# L1 traffic; it shows here, in one launch of ~250, and not every time: of three ncu runs of the
-# same launch (2026-11-22, twice on 2026-11-23) two counted 545 and one 544, the simulator's count.
+# L1 traffic; it shows here, in one launch of ~270, and not every time: of four ncu runs of the
+# same launch (2026-11-22, three on 2026-11-23) two counted 545 and two 544, the simulator's count.
 KNOWN = {"fast float16 100x130"}
 
 
