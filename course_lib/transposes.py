@@ -155,6 +155,7 @@ register(Spec("aos", "Structs of I elements through shared memory (Giles)", "aos
               defaults=dict(I=6, WARPS=4, MAP=1), lesson="08",
               check=lambda p, d: None if p["MAP"] in (0, 1, 2) and p["I"] >= 1 else "I >= 1 and MAP in 0, 1, 2"))
 
+
 def _warp_check(p, dtype):
     warps = p["WX"] * p["WY"]
     pitch = 32 + max(1, 4 // dtype.itemsize)          # warp_tile.cu's PITCH
@@ -168,9 +169,16 @@ def _warp_check(p, dtype):
 register(Spec("warp", "A 32x32 tile per warp, __syncwarp only (no block barrier)", "warp_tile.cu",
               "warp_tile<{T}, {WX}, {WY}>", tile=lambda p: (32 * p["WX"], 32 * p["WY"]),
               block=lambda p: (32, p["WX"] * p["WY"]), defaults=dict(WX=1, WY=4), lesson="10", check=_warp_check))
+
+
+def _pipe_grid(p, rows, cols):
+    """warp_pipe: BLOCKS blocks loop over all 32x32 tiles; fewer when there are fewer tiles than warps."""
+    tiles = -(-rows // 32) * -(-cols // 32)
+    return max(1, min(p["BLOCKS"], -(-tiles // p["WARPS"]))), 1
+
+
 register(Spec("warp_pipe", "Warp tiles, loads of the next tile in flight during the stores", "warp_tile.cu",
-              "warp_pipe<{T}, {WARPS}>", tile=lambda p: (32, 32), block=lambda p: (32, p["WARPS"]),
-              grid=lambda p, rows, cols: (max(1, min(p["BLOCKS"], -(-(-(-rows // 32) * -(-cols // 32)) // p["WARPS"]))), 1),
+              "warp_pipe<{T}, {WARPS}>", tile=lambda p: (32, 32), block=lambda p: (32, p["WARPS"]), grid=_pipe_grid,
               defaults=dict(WARPS=4, BLOCKS=1056), lesson="10",
               check=lambda p, d: _warp_check(dict(WX=p["WARPS"], WY=1), d)))
 
