@@ -258,6 +258,20 @@ def _comparable(cell) -> str:
     return json.dumps(outs, sort_keys=True)
 
 
+def coalesce_streams(cell) -> None:
+    """Merge neighbouring stdout (or stderr) outputs of a cell into one: how the kernel happened to
+    flush a print must not change the stored notebook from one refresh to the next."""
+    merged = []
+    for o in cell.get("outputs", []):
+        if (merged and o.get("output_type") == "stream" and merged[-1].get("output_type") == "stream"
+                and merged[-1].get("name") == o.get("name")):
+            merged[-1]["text"] = "".join(merged[-1]["text"]) + "".join(o["text"])
+        else:
+            merged.append(o)
+    if "outputs" in cell:
+        cell["outputs"] = merged
+
+
 def refresh_one(path, timeout=600) -> tuple[bool, str]:
     """Execute one notebook on the simulator and write it back; (ok, message)."""
     import nbclient
@@ -276,6 +290,8 @@ def refresh_one(path, timeout=600) -> tuple[bool, str]:
         finally:
             os.environ.clear()
             os.environ.update(saved)
+    for c in nb.cells:
+        coalesce_streams(c)
     changed = sum(_comparable(c) != b for c, b in zip(nb.cells, before))
     nbf.write(nb, path)
     return True, (f"{path.name}: refreshed in {time.monotonic() - t0:.0f} s, {changed} cell output(s) changed, "

@@ -260,3 +260,14 @@ def test_refresh_runs_on_the_simulator_with_this_python_and_never_writes_a_faile
     ok, msg = I.refresh_one(broken, timeout=120)
     assert not ok and "NOT written" in msg and "an instructor typo" in msg
     assert broken.read_text() == before
+
+
+def test_refresh_stores_one_stream_per_name_however_the_kernel_flushed():
+    cell = nbformat.v4.new_code_cell("")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="compiled: k"),
+                    nbformat.v4.new_output("stream", name="stdout", text="\n"),
+                    nbformat.v4.new_output("stream", name="stderr", text="warning\n"),
+                    nbformat.v4.new_output("stream", name="stdout", text="after\n")]
+    I.coalesce_streams(cell)
+    assert [(o["name"], o["text"]) for o in cell.outputs] == [
+        ("stdout", "compiled: k\n"), ("stderr", "warning\n"), ("stdout", "after\n")]

@@ -94,6 +94,12 @@ warp_tile(T* __restrict__ out, const T* __restrict__ in, int rows, int cols)
 // out the current one, so the loads' latency hides behind the stores instead of stalling them.
 // Tiles are numbered row by row (tile k: tile row k / tiles_x, tile column k % tiles_x) and warp
 // w of block b takes tiles w + b * WARPS, then every (gridDim.x * WARPS)-th one after it.
+//
+// Measured on an H100 (benchmarks/results/h100_2026-11-23/warp_pipe_sweep.json): it does NOT pay.
+// Every configuration tried (2-8 warps, 264-2112 blocks) is slower than warp_tile — floats
+// 0.86-0.89 of a copy on 8192^2 (warp_tile 0.92), and 0.41-0.45 on 8191x8193 (warp_tile 0.68).
+// The loads were not what the stores waited for; and once warps drift apart, tiles that share
+// cache lines and DRAM pages are no longer moved at the same time. It stays as that lesson.
 template <typename T, int WARPS>
 __global__ void __launch_bounds__(32 * WARPS)
 warp_pipe(T* __restrict__ out, const T* __restrict__ in, int rows, int cols)

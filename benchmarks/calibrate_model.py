@@ -1,0 +1,75 @@
+"""Refit course_lib.model to a GPU run of ``python -m course_lib bench --dtype all``.
+
+    python benchmarks/calibrate_model.py benchmarks/results/h100_2026-11-23/b_bench.txt [--size 256]
+
+Simulates every benchmarked course kernel x dtype at SIZE x SIZE (a multiple of every tile, so
+counts scale to 8192^2), fits the model's constants (model.calibrate), and prints them with the
+fit's errors and, per dtype, the kernel pairs more than 10% apart on the GPU that the model
+orders the other way — what model.STATUS reports. per_row is left out: one thread per row is
+latency-bound, which the model does not describe. Changes nothing; paste what it prints into
+model.py (GPUS, Knobs, STATUS) by hand.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from course_lib import model, transposes  # noqa: E402
+from course_lib.lessons import measured  # noqa: E402
+
+LEFT_OUT = ("per_row",)
+
+
+def simulate_all(bench, size):
+    runs = {}
+    for (key, dt) in bench.rows:
+        if key in LEFT_OUT or key not in transposes.SPECS:
+            continue
+        t = transposes.kernel(key, np.dtype(dt))
+        _, runs[(key, dt)] = t.simulate(transposes.random_matrix(size, size, dt), check_races=False, echo=False)
+    return runs
+
+
+def misordered(values, predicted, apart=0.10):
+    """Pairs more than `apart` apart in `values` that `predicted` orders the other way."""
+    return [(a, b) for a, b in itertools.combinations(values, 2)
+            if abs(values[a] / values[b] - 1) > apart and (values[a] > values[b]) != (predicted[a] > predicted[b])]
+
+
+def report(bench, runs, g, k):
+    measured_gbps = {n: bench[n].gbps for n in runs}
+    pred = {n: model.predict(r, g, k) for n, r in runs.items()}
+    for dt in dict.fromkeys(d for _, d in runs):
+        keys = [n for n in runs if n[1] == dt]
+        bad = misordered({n[0]: measured_gbps[n] for n in keys}, {n[0]: pred[n] for n in keys})
+        print(f"  {dt:8s} misordered pairs (>10% apart on the GPU): {len(bad)} {bad}")
+    worst = max(runs, key=lambda n: abs(pred[n] / measured_gbps[n] - 1))
+    print(f"  largest error: {worst[0]} {worst[1]} {pred[worst] / measured_gbps[worst] - 1:+.0%}")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("bench", type=Path)
+    p.add_argument("--size", type=int, default=256)
+    args = p.parse_args(argv)
+    bench = measured.first_bench(args.bench)
+    runs = simulate_all(bench, args.size)
+    copy = max(bench[n].gbps for n in bench.rows if n[0] in ("copy", "copy_shared"))
+    print(f"{len(runs)} measurements from {args.bench}; best copy {copy:.0f} GB/s")
+    print("current constants:")
+    report(bench, runs, model.GPUS["H100"], model.KNOBS)
+    g, k, text = model.calibrate({n: bench[n].gbps for n in runs}, runs, "H100", copy=copy)
+    print("refitted:", text)
+    report(bench, runs, g, k)
+    print(f"  GPU: dram_efficiency={g.dram_efficiency:.3f} l2_gbps={g.l2_gbps:.0f}")
+    print("  Knobs(" + ", ".join(f"{f.name}={getattr(k, f.name):.3g}" for f in fields(k)) + ")")
+
+
+if __name__ == "__main__":
+    main()
