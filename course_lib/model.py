@@ -29,13 +29,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-STATUS = ("H100: calibrated on 60 measurements (15 course kernels x float32/float64/float16/uint8 at "
-          "8192 x 8192, benchmarks/results/h100_2026-11-22/b_bench.txt; per_row left out: with one thread "
-          "per row it is latency-bound, which this model does not describe): typical error 11%, largest 36%. "
-          "Ranking: of the kernel pairs that differ by more than 10% on the H100, the model orders all but "
-          "4 (float32), 0 (float64), 1 (float16) and 2 (uint8) the same way (packed and aos are the ones it "
-          "misplaces); closer pairs may swap. T4 and A100: datasheet peaks and clocks with the H100's knobs, "
-          "not calibrated — trust their ranking, not their GB/s.")
+STATUS = ("H100: calibrated on 60 measurements of 2026-11-22 (benchmarks/results/h100_2026-11-22/b_bench.txt) "
+          "and checked against the 64 of 2026-11-23 (16 course kernels x float32/float64/float16/uint8 at "
+          "8192 x 8192, benchmarks/results/h100_2026-11-23/b_bench.txt; per_row and warp_pipe left out: "
+          "latency and scheduling, which this model does not describe): typical error 9%, largest 28% (copy "
+          "uint8). Ranking: of the 362 kernel pairs more than 10% apart on the H100 the model orders all but 3 "
+          "the same way (vec/aos for float32, swizzle/padded_32x8 and packed/vec64 for uint8); closer pairs may "
+          "swap (benchmarks/calibrate_model.py prints this). T4 and A100: datasheet peaks and clocks with the "
+          "H100's knobs, not calibrated — trust their ranking, not their GB/s.")
 
 
 @dataclass(frozen=True)
