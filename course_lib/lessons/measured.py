@@ -5,8 +5,8 @@
     first[("padded_32x8", "float32")].vs_copy       # 0.94
     measured.table(first, ["padded", "padded_32x8"], "float32")   # text/HTML table with the source
     runs = measured.transpose_runs()         # every transpose.json benchmarks/transpose.py wrote
-    sweep = measured.load("h100_2026-11-23/warp_sweep.json")     # one run of benchmarks/transpose.py
-    measured.ratio_table(sweep, ["padded_32x8", "warp"], dtypes=["float64"])   # kernels x sizes
+    run = measured.load("h100_2026-11-23/transpose.json")     # one run of benchmarks/transpose.py
+    measured.ratio_table(run, ["padded_32x8", "warp"], dtypes=["float64"], sizes=[(8191, 8193)])
 
 Files are looked up in the repository checkout (``benchmarks/results`` beside ``course_lib``);
 a missing folder gives empty results, never an error, so a notebook still runs from an
@@ -132,13 +132,15 @@ def load(name: str) -> dict:
     return data
 
 
-def ratio_table(run: dict, kernels, dtypes=None) -> HTMLText:
+def ratio_table(run: dict, kernels, dtypes=None, sizes=None) -> HTMLText:
     """Fraction of the same-run memcpy for each kernel (rows) and dtype x size (columns) of a
-    benchmarks/transpose.py run; kernels may be labels with parameters ("warp[WX=1;WY=8]")."""
+    benchmarks/transpose.py run; kernels may be labels with parameters ("warp[WX=1;WY=8]"),
+    sizes (rows, cols) pairs."""
     if run.get("missing"):
         msg = f"no measurements found ({run['path']} is missing in this installation)"
         return HTMLText(f"<p><i>{html.escape(msg)}</i></p>", msg)
-    cases = [c for c in run["cases"] if dtypes is None or c["dtype"] in dtypes]
+    cases = [c for c in run["cases"] if (dtypes is None or c["dtype"] in dtypes)
+             and (sizes is None or (c["rows"], c["cols"]) in [tuple(s) for s in sizes])]
     cols = ["kernel"] + [f"{c['dtype']} {c['rows']}x{c['cols']}" for c in cases]
     body = []
     for k in kernels:

@@ -6,8 +6,13 @@
 // costs little (copy_shared, a copy with the same barrier, runs at the speed of a plain copy).
 // When rows do not (e.g. 8191 x 8193: every 32-element row piece straddles two 128-byte lines,
 // 5 sectors instead of 4, and its first and last sectors are shared with the neighbouring tiles)
-// the slowest of a block's many loads is much slower, and on an H100 even copy_shared falls to
-// ~0.74 of a device copy while the plain copy, with no barrier, stays at ~0.92.
+// copy_shared falls to ~0.73 of a device copy on an H100 while the plain copy, with no barrier,
+// stays at ~0.93. The guess this kernel tests: the barrier is what misaligned rows cost.
+//
+// Measured (H100, benchmarks/results/h100_2026-11-23/transpose.json): the guess is at most a
+// small part of it. On 8191 x 8193 the warp tile beats the 32x8 padded tile a little — floats
+// 0.68 vs 0.60 of a copy, doubles 0.78 vs 0.74 (2340 vs 2200 GB/s) — and stays far below the
+// plain copy; on aligned shapes it matches the padded tile (0.92-0.97).
 //
 // So here the unit of cooperation is the warp, whose 32 threads already run in step:
 //
