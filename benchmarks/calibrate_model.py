@@ -45,16 +45,28 @@ def misordered(values, predicted, apart=0.10):
             if abs(values[a] / values[b] - 1) > apart and (values[a] - values[b]) * (predicted[a] - predicted[b]) < 0]
 
 
-def report(bench, runs, g, k):
-    measured_gbps = {n: bench[n].gbps for n in runs}
+def summary(bench, runs, g=None, k=None) -> dict:
+    """How close the model is to the bench: typical and largest error, the worst kernel, and per
+    dtype the pairs more than 10% apart on the GPU (`apart`) and those it misorders (`misordered`)."""
+    g, k = g or model.GPUS["H100"], k or model.KNOBS
+    gbps = {n: bench[n].gbps for n in runs}
     pred = {n: model.predict(r, g, k) for n, r in runs.items()}
+    worst = max(runs, key=lambda n: abs(pred[n] / gbps[n] - 1))
+    out = dict(typical=math.exp(math.sqrt(sum(math.log(pred[n] / gbps[n]) ** 2 for n in runs) / len(runs))) - 1,
+               largest=abs(pred[worst] / gbps[worst] - 1), worst=worst, apart={}, misordered={})
     for dt in dict.fromkeys(d for _, d in runs):
-        keys = [n for n in runs if n[1] == dt]
-        bad = misordered({n[0]: measured_gbps[n] for n in keys}, {n[0]: pred[n] for n in keys})
-        print(f"  {dt:8s} misordered pairs (>10% apart on the GPU): {len(bad)} {bad}")
-    worst = max(runs, key=lambda n: abs(pred[n] / measured_gbps[n] - 1))
-    typical = math.exp(math.sqrt(sum(math.log(pred[n] / measured_gbps[n]) ** 2 for n in runs) / len(runs))) - 1
-    print(f"  typical error {typical:.0%}; largest: {worst[0]} {worst[1]} {pred[worst] / measured_gbps[worst] - 1:+.0%}")
+        keys = [n[0] for n in runs if n[1] == dt]
+        values = {key: gbps[(key, dt)] for key in keys}
+        out["apart"][dt] = sum(abs(values[a] / values[b] - 1) > 0.10 for a, b in itertools.combinations(keys, 2))
+        out["misordered"][dt] = misordered(values, {key: pred[(key, dt)] for key in keys})
+    return out
+
+
+def report(bench, runs, g, k):
+    s = summary(bench, runs, g, k)
+    for dt, bad in s["misordered"].items():
+        print(f"  {dt:8s} misordered pairs (>10% apart on the GPU): {len(bad)} of {s['apart'][dt]} {bad}")
+    print(f"  typical error {s['typical']:.0%}; largest: {s['worst'][0]} {s['worst'][1]} {s['largest']:.0%}")
 
 
 def main(argv=None):

@@ -210,25 +210,16 @@ def test_model_ranks_the_course_kernels_like_the_h100(dtype):
 
 def test_model_status_states_what_the_latest_h100_run_shows():
     """model.STATUS is quoted in notebook 00: its error and ranking figures must be the ones the
-    committed measurements give (benchmarks/calibrate_model.py computes them the same way)."""
-    import itertools
-    import math
+    committed measurements give (benchmarks/calibrate_model.py computes them)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
     import calibrate_model
     from course_lib.lessons import measured
     bench = measured.first_bench(Path(__file__).resolve().parent.parent / "benchmarks/results/h100_2026-11-23/b_bench.txt")
     runs = calibrate_model.simulate_all(bench, 256)
-    pred = {n: model.predict(r, "H100") for n, r in runs.items()}
-    gbps = {n: bench[n].gbps for n in runs}
-    typical = math.exp(math.sqrt(sum(math.log(pred[n] / gbps[n]) ** 2 for n in runs) / len(runs))) - 1
-    worst = max(abs(pred[n] / gbps[n] - 1) for n in runs)
-    apart = bad = 0
-    for dt in {d for _, d in runs}:
-        keys = [n for n in runs if n[1] == dt]
-        apart += sum(abs(gbps[a] / gbps[b] - 1) > 0.10 for a, b in itertools.combinations(keys, 2))
-        bad += len(calibrate_model.misordered({n: gbps[n] for n in keys}, {n: pred[n] for n in keys}))
+    s = calibrate_model.summary(bench, runs)
+    apart, bad = sum(s["apart"].values()), sum(len(v) for v in s["misordered"].values())
     assert f"the {len(runs)} of 2026-11-23" in model.STATUS
-    assert f"typical error {typical:.0%}, largest {worst:.0%}" in model.STATUS
+    assert f"typical error {s['typical']:.0%}, largest {s['largest']:.0%}" in model.STATUS
     assert f"of the {apart} kernel pairs more than 10% apart on the H100 the model orders all but {bad} " in model.STATUS
 
 
