@@ -297,6 +297,9 @@ class Program:
                 pcs[sub] = target
             elif kind == "exit":
                 exiting = b.alive.copy() if sub is None else sub
+                if b.exit_pc is None:
+                    b.exit_pc = np.full(b.n, -1, np.int64)
+                b.exit_pc[exiting] = min(cur, n_code - 1)
                 b.alive[exiting] = False
                 b.all_alive = False
                 if pcs is None:
@@ -307,6 +310,9 @@ class Program:
             elif kind == "bar":
                 arriving = b.alive.copy() if sub is None else sub
                 if pcs is None and (sub is None or int(sub.sum()) == int(b.alive.sum())):
+                    if b.exit_pc is not None:
+                        self._check_skipped(b, cur, np.flatnonzero((b.alive if sub is None else sub)
+                                                                   .reshape(b.nblocks, b.tp).any(axis=1)))
                     if b.races is not None:
                         b.races.barrier_all()
                     pc = cur + 1
@@ -332,6 +338,8 @@ class Program:
         if bad.size:
             self._divergent_barrier(b, int(bad[0]), p, w)
         blocks = np.flatnonzero(has)
+        if b.exit_pc is not None:
+            self._check_skipped(b, None, blocks, p, w)
         flat = w.reshape(-1)
         pcs[flat] += 1
         waiting[flat] = False
@@ -354,6 +362,38 @@ class Program:
             thread=self.thread_of(b, blk * b.tp + first), block=self.block_coords(self._linear(b, blk)),
             hint="every thread of a block must reach the same __syncthreads(); move it out of if/else "
                  "branches that depend on threadIdx or on a bounds check")
+
+    def _check_skipped(self, b, cur, blocks, p=None, w=None):
+        """A barrier is released for `blocks`: every thread of each must have reached it. A thread
+        that already left the kernel (an early `return`, or a barrier inside an `if` it skipped)
+        breaks the Programming Guide's rule that all threads of a block reach each __syncthreads()."""
+        gone = b.exit_pc.reshape(b.nblocks, b.tp)[blocks] >= 0
+        if not gone.any():
+            return
+        i = int(np.flatnonzero(gone.any(axis=1))[0])
+        blk = int(blocks[i])
+        if cur is None:                        # released after divergence: where do they wait?
+            cur = int(p[blk][w[blk]].min())
+        bar = self.kernel.instructions[cur]
+        lanes = np.flatnonzero(gone[i])
+        first = blk * b.tp + int(lanes[0])
+        left = self.kernel.instructions[int(b.exit_pc[first])]
+        waiting = int(((b.exit_pc.reshape(b.nblocks, b.tp)[blk] < 0)
+                       & (b.tlin[blk * b.tp:(blk + 1) * b.tp] < self.threads_per_block)).sum())
+        last = int(b.exit_pc[first]) >= len(self.kernel.instructions) - 1   # the kernel's one shared `ret`
+        text = self.source_line(left.line)
+        where = ("finished the kernel" if last or not left.line else
+                 f"left the kernel at line {left.line}" + (f" (`{text.strip()}`)" if text else ""))
+        raise BarrierError(
+            f"Barrier skipped: {lanes.size} thread(s) of this block {where} without reaching "
+            f"the __syncthreads() on line {bar.line} that the other {waiting} thread(s) wait at. Every thread of a "
+            "block must reach each __syncthreads() (CUDA Programming Guide: a barrier in conditional code only "
+            "if the condition is the same for the whole block); on a GPU this can hang or release the others early.",
+            line=bar.line or None, source_line=self.source_line(bar.line), filename=self.filename,
+            thread=self.thread_of(b, first), block=self.block_coords(self._linear(b, blk)),
+            hint="do not return early or put __syncthreads() inside an if that depends on the thread: let every "
+                 "thread run through the barrier and make only the loads and stores conditional "
+                 "(if (x < cols && y < rows) ...)")
 
     def _limit(self, b, cur, mask):
         raise diagnose.limit_error(self, b, mask, time.perf_counter() - self._batch_start)

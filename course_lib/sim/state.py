@@ -68,6 +68,7 @@ class Batch:
         self.local = LocalMemory(self.n, launch.local_bytes) if launch.local_bytes else None
         self.races = launch.new_race_detector(nblocks, self.tp)
         self.steps = 0
+        self.exit_pc = None     # per slot: where a thread left the kernel (-1: still running)
 
     # ------------------------------------------------------------------ registers
     def reg(self, name: str, overwrite=False) -> np.ndarray:
