@@ -182,6 +182,24 @@ register(Spec("warp_pipe", "Warp tiles, loads of the next tile in flight during 
               defaults=dict(WARPS=4, BLOCKS=1056), lesson="10",
               check=lambda p, d: _warp_check(dict(WX=p["WARPS"], WY=1), d)))
 
+def _sector_check(p, dtype):
+    s, se = dtype.itemsize, 32 // dtype.itemsize
+    if p["TC"] % 32 or p["TR"] % se:
+        return f"TC must be a multiple of 32 and TR of {se} (the {s}-byte elements of one sector)"
+    nr = p["TR"] + se - 1                        # rows with the halo
+    if s < 4 and p["TC"] * s != 128:
+        return f"for {s}-byte elements TC must be {128 // s} (a 128-byte tile row: one word per lane)"
+    need = p["TC"] * ((nr * s + 3) // 4 + 3) * 4 if s < 4 else nr * (p["TC"] + 1) * s
+    if need > 48 * 1024:
+        return f"a {p['TR']}x{p['TC']} tile with {se - 1} halo rows needs {need} bytes of shared memory; 48 KiB is the limit"
+    return _max_threads(32 * p["BY"])
+
+
+register(Spec("sector", "Stores moved to 32-byte sector boundaries (misaligned rows)", "sector_tile.cu",
+              "sector_tile<{T}, {TR}, {TC}, {BY}>", tile=lambda p: (p["TC"], p["TR"]), block=lambda p: (32, p["BY"]),
+              defaults=dict(TR=64, TC=64, BY=8), lesson="10", check=_sector_check,
+              dtype_defaults=lambda d: {1: dict(TR=320, TC=128, BY=16), 2: dict(TR=224, TC=64)}.get(d.itemsize, {})))
+
 _modules: dict = {}
 
 

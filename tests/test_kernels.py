@@ -182,3 +182,37 @@ def test_packed_words_conflict_by_groups_unpadded_and_not_padded(dtype, ways):
     assert per_request(run, "global", "ld") == 4 and per_request(run, "global", "st") == 4
     assert per_request(run, "shared", "ld") == ways
     assert conflicts(simulate("packed", dtype, PAD=1)) == 0
+
+
+# ----------------------------------------------------------------------------- 10: misaligned rows
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sector_tile_writes_each_output_sector_once(dtype):
+    """Rows of `out` that start mid-sector (255 x 259 in, so rows of 255 elements out): the course's
+    tiles write the sectors at their edges in two halves, one per neighbouring tile (for floats a
+    quarter more store sectors than the output has); `sector` moves the tile edges to sector
+    boundaries, so only the sector where one output row ends and the next begins is written twice."""
+    rows, cols = 255, 259
+    nbytes = rows * cols * np.dtype(dtype).itemsize
+    sectors = -(-nbytes // 32)
+    run = simulate("sector", dtype, (rows, cols))
+    assert run.metrics["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"] <= sectors + cols
+    plain = simulate("padded_32x8", dtype, (rows, cols))
+    assert plain.metrics["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"] > sectors + 4 * cols
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sector_tile_reads_halo_rows_only_when_output_rows_are_misaligned(dtype):
+    aligned = simulate("sector", dtype, (256, 256))             # every output row starts a sector
+    nbytes = 256 * 256 * np.dtype(dtype).itemsize
+    assert aligned.metrics["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == nbytes // 32
+    shifted = simulate("sector", dtype, (1023, 128))            # rows of `out` are 1023 elements
+    assert shifted.metrics["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] > 1023 * 128 * np.dtype(dtype).itemsize // 32
+
+
+def test_sector_tile_explains_bad_knobs():
+    with pytest.raises(ValueError, match="TC must be 128"):
+        transposes.kernel("sector", np.uint8, TC=64)
+    with pytest.raises(ValueError, match="TR of 8"):
+        transposes.kernel("sector", np.float32, TR=36)
+    with pytest.raises(ValueError, match="48 KiB"):
+        transposes.kernel("sector", np.float64, TR=256, TC=64)

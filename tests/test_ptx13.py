@@ -36,7 +36,8 @@ INSTANCES = [(k, "float32") for k in ("copy", "copy_shared", "per_row", "naive_r
                                       "padded", "rect", "swizzle", "padded_32x8", "unrolled", "vec",
                                       "vec64", "fast", "aos", "warp", "warp_pipe")] + [
     ("packed", "uint8"), ("packed", "uint16"), ("vec", "float64"),
-    ("tile", "float64"), ("swizzle", "uint16"), ("warp", "uint8")]
+    ("tile", "float64"), ("swizzle", "uint16"), ("warp", "uint8"),
+    ("sector", "float32"), ("sector", "float64"), ("sector", "uint16"), ("sector", "uint8")]
 SEMANTICS = ["k_div_s32", "k_rem_s64", "k_mul_hi_u64", "k_mad_wide_s32", "k_mul24_hi_s32", "k_shr_s32",
              "k_shl_b64", "k_bfe_s32", "k_bfi_b64", "k_prmt_b32_ecl", "k_shf_l_clamp_b32", "k_lop3_96",
              "k_popc_b64", "k_clz_b32", "k_brev_b32", "k_setp_pq", "k_selp_f64", "k_slct_f32_f32",
