@@ -34,10 +34,11 @@ def find(run, text: str, after: int = 1) -> int:
     return hits[0]
 
 
-def excerpt(run, first: str, last: str | None = None) -> HTMLText:
+def excerpt(run, first: str, last: str | None = None, *, after: str | None = None) -> HTMLText:
     """The kernel's lines from the one containing `first` to the next one containing `last`
-    (just that line when `last` is None), with the simulator's annotation on each memory line."""
-    a = find(run, first)
+    (just that line when `last` is None), with the simulator's annotation on each memory line.
+    `after`: look for `first` only past the line containing this (for text that repeats)."""
+    a = find(run, first, after=find(run, after) + 1) if after else find(run, first)
     b = a if last is None else find(run, last, after=a)
     return listing(_sim(run), lines=(a, b))
 
