@@ -15,6 +15,10 @@
 #         nbval      every notebook on the GPU backend, pytest --nbval-lax (errors only)
 #         transpose  benchmarks/transpose.py (course kernels vs CuPy, cuBLAS, torch; all sizes)
 #         sweep      benchmarks/transpose.py on the kernels/shapes named by SWEEP_KERNELS/SWEEP_SIZES
+#         probe      benchmarks/misaligned_probe.py: tile/block/pitch knobs on 8191x8193 (issue 13)
+#         probencu   ncu's speed-of-light, launch, occupancy, warp-state and memory sections on a few
+#                    probe variants and cuBLAS geam (PROBE_NCU: '|'-separated label parts)
+#         profiles   benchmarks/profile_lessons.py: the ncu / compute-sanitizer commands the notebooks show
 #
 # Each step but env writes DIR/<step>.txt (and its JSON) and has its own time limit, so a slow step
 # cannot take the rest with it. Python packages the GPU machine lacks (Jupyter, nbval, plotly,
@@ -57,6 +61,12 @@ for s in "$@"; do
     sweep) step sweep 400 python3 benchmarks/transpose.py --no-compile --dtype "${SWEEP_DTYPES:-f32,f64}" \
                --size "${SWEEP_SIZES:-8192,8191x8193}" --kernel "${SWEEP_KERNELS:-fast,warp}" --out "$OUT/sweep"
            rm -f "$OUT/sweep/transpose.html" ;;          # the device returns at most 8 files
+    probe) step probe 420 python3 benchmarks/misaligned_probe.py --out "$OUT" ${PROBE_ONLY:+--only "$PROBE_ONLY"} ;;
+    probencu) step probencu 300 ncu --clock-control none --csv --page details --section SpeedOfLight \
+               --section LaunchStats --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
+               --metrics lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+               python3 benchmarks/misaligned_probe.py --worker "${PROBE_NCU:-f32 tr 32x32/32x8 MM|cublas}" ;;
+    profiles) step profiles 420 python3 benchmarks/profile_lessons.py --out "$OUT" ;;
     *) echo "unknown step $s"; exit 2 ;;
     esac
 done

@@ -6,6 +6,9 @@
     python benchmarks/transpose.py --dtype f32,u8 --size 8192,8191x8193 --kernel fast,vec64 --out DIR
     python benchmarks/transpose.py --kernel "fast,fast[GROUP=8],fast[TR=32;TC=128;CACHE=1]" --out DIR
                                    (a course kernel with parameters other than its defaults)
+    python benchmarks/transpose.py --variant old_fast=fast@benchmarks/fast_16byte_boundaries.cu \
+                                   --kernel fast,old_fast --out DIR
+                                   (an A/B: a kernel's template compiled from another file)
 
 For each dtype and size the reference is a device-to-device copy (cudaMemcpy) of the same bytes,
 measured in the same run; every result is reported as effective bandwidth (2 * bytes / median
@@ -234,7 +237,17 @@ def main(argv=None):
     p.add_argument("--repeat", type=int, default=None, help="timed launches per measurement (median)")
     p.add_argument("--quick", action="store_true", help="2 sizes, 3 kernels, 5 repeats")
     p.add_argument("--no-compile", action="store_true", help="skip torch.compile (its compiles take a while)")
+    p.add_argument("--variant", action="append", default=[], metavar="NAME=KEY@FILE",
+                   help="register NAME: course kernel KEY's template compiled from FILE (an A/B of a change)")
     args = p.parse_args(argv)
+    for v in args.variant:
+        name, _, rest = v.partition("=")
+        key, _, file = rest.partition("@")
+        if not (name and key in transposes.SPECS and Path(file).exists()):
+            p.error(f"--variant {v!r}: want NAME=KEY@FILE with a course kernel KEY and an existing FILE")
+        import dataclasses
+        transposes.register(dataclasses.replace(transposes.SPECS[key], key=name, file=str(Path(file).resolve())),
+                            transposes.DEMOS)
     dtypes = list(DTYPES) if args.dtype == "all" else [d.strip() for d in args.dtype.split(",")]
     if any(d not in DTYPES for d in dtypes):
         p.error(f"--dtype takes {', '.join(DTYPES)} or all")

@@ -1,13 +1,14 @@
 """Command line::
 
     python -m course_lib bench [--size N] [--dtype f32] [--kernel tile]
+    python -m course_lib run KERNEL [--dtype f32] [--shape RxC]          (one launch, for ncu)
     python -m course_lib lab [NOTEBOOKS] [--no-browser] [--port N]      (the same as course-lab)
     python -m course_lib instructor build --out DIR | refresh [NB...] | check [NB...]
 """
 import sys
 
-COMMANDS = {"bench": ".bench", "lab": ".lab", "instructor": ".instructor"}
-USAGE = ("usage: python -m course_lib {bench,lab,instructor} [options]   "
+COMMANDS = {"bench": ".bench", "run": ".run_once", "lab": ".lab", "instructor": ".instructor"}
+USAGE = ("usage: python -m course_lib {bench,run,lab,instructor} [options]   "
          "(python -m course_lib COMMAND --help)")
 
 
