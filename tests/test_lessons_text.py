@@ -132,3 +132,50 @@ def test_memory_lines_add_up_to_the_launch_metrics(key, dtype, width):
     assert {r["width"] for r in rows if r["space"] == "global"} == {width}
     text = repr(walkthrough.memory_lines(run))
     assert all(str(r["line"]) in text for r in rows)
+
+
+# ---------------------------------------------------------------- 03-11: the profiler commands
+
+from course_lib.lessons import profiles  # noqa: E402
+
+
+def test_every_notebook_from_03_on_has_an_h100_profile_and_its_ratios():
+    secs = profiles.sections()
+    assert {s.notebook for s in secs} == {f"{n:02d}" for n in range(3, 12)}
+    assert all(s.command.startswith(("ncu ", "compute-sanitizer ")) and "python -m course_lib run" in s.command
+               for s in secs)
+    text = repr(profiles.show("03"))
+    assert text.count("$ ncu --metrics") == 3
+    assert "global stores: 32.00 sectors per request" in text and "==PROF==" not in text
+
+
+def test_derived_numbers_come_from_the_counters():
+    s = next(s for s in profiles.sections("10") if "8191" in s.command)
+    m = profiles._metrics(s.output)
+    ld = m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"][0] / m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"][0]
+    assert f"global loads: {ld:.2f} sectors per request" in profiles.derived(s)
+    t = m["gpu__time_duration.sum"]
+    gbps = 2 * 8191 * 8193 * 4 / (t[0] * 1e-6) / 1e9
+    assert t[1] == "us" and any(line.endswith(f"= {gbps:.0f} GB/s") for line in profiles.derived(s))
+
+
+def test_racecheck_section_keeps_the_findings():
+    text = repr(profiles.show("04", "racecheck"))
+    assert "compute-sanitizer --tool racecheck" in text and "Race reported between Write access" in text
+    assert "elements are wrong" in text and "RACECHECK SUMMARY" in text
+
+
+def test_missing_profiles_say_not_recorded_yet(tmp_path):
+    assert "not recorded yet" in repr(profiles.show("03", path=tmp_path / "none.txt"))
+    assert "not recorded yet" in repr(profiles.show("12"))
+    f = tmp_path / "p.txt"
+    f.write_text("# header\n\n### 05 | x\n$ ncu --metrics a python -m course_lib run tile\nout\n(exit 0)\n")
+    (s,) = profiles.sections(path=f)
+    assert (s.notebook, s.what, s.command, s.output, s.exit) == ("05", "x", "ncu --metrics a python -m course_lib run tile", "out", 0)
+
+
+def test_excerpt_after_finds_repeated_text():
+    run = SIM.run("vec64")
+    text = repr(walkthrough.excerpt(run, "for (int it = 0; it < N1; ++it) {", "__syncthreads();",
+                                    after="v[it] = bytes_from(lo, hi, o);"))
+    assert "shared st: 4.0 wavefronts/req" in text and "load<CACHE>" not in text
