@@ -179,3 +179,10 @@ def test_excerpt_after_finds_repeated_text():
     text = repr(walkthrough.excerpt(run, "for (int it = 0; it < N1; ++it) {", "__syncthreads();",
                                     after="v[it] = bytes_from(lo, hi, o);"))
     assert "shared st: 4.0 wavefronts/req" in text and "load<CACHE>" not in text
+
+
+def test_file_excerpt_shows_a_header_by_text():
+    text = repr(walkthrough.file_excerpt("pack.cuh", "void transpose4x4_b8", "}"))
+    assert text.startswith("kernels/pack.cuh") and text.count("__byte_perm") == 8
+    with pytest.raises(ValueError):
+        walkthrough.file_excerpt("pack.cuh", "__byte_perm")          # on many lines

@@ -5,6 +5,7 @@ line annotated with what the simulator counted for it.
     run = sim.run("vec64")
     walkthrough.excerpt(run, "Phase 1: all loads first", "__syncthreads();")   # those lines of fast.cu
     walkthrough.memory_lines(run)          # every memory line of the launch: width, requests, cost
+    walkthrough.file_excerpt("pack.cuh", "void transpose4x4_b8", "}")   # a header's lines, as written
 
 An excerpt is found by the text of its first and last line, not by line numbers, so a notebook
 keeps pointing at the right lines when a kernel file changes; a marker that is missing, or that
@@ -14,8 +15,13 @@ the counts are the simulator's (``SimRun.instructions``), the annotated source i
 """
 from __future__ import annotations
 
+import html
+from pathlib import Path
+
 from ..draw import HTMLText, listing
 from .measured import _table
+
+KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 
 
 def _sim(run):
@@ -75,3 +81,20 @@ def memory_lines(run) -> HTMLText:
                      str(r["requests"]), cost])
     name = getattr(run, "name", None)
     return _table(f"every memory line of {name}" if name else "every memory line", cols, body)
+
+
+def file_excerpt(name: str, first: str, last: str | None = None) -> HTMLText:
+    """Lines of a file in kernels/ (e.g. a header the kernel includes, whose lines the simulator
+    does not annotate) from the one containing `first` to the next one containing `last`."""
+    src = (KERNELS / name).read_text().splitlines()
+    starts = [n for n, line in enumerate(src, 1) if first in line]
+    if len(starts) != 1:
+        raise ValueError(f"{first!r} is on {len(starts)} lines of kernels/{name}; it must be on exactly one")
+    a = starts[0]
+    b = a if last is None else next((n for n in range(a, len(src) + 1) if last in src[n - 1]), None)
+    if b is None:
+        raise ValueError(f"no line containing {last!r} after line {a} of kernels/{name}")
+    rows = [f"{n:4d}  {src[n - 1].rstrip()}" for n in range(a, b + 1)]
+    text = f"kernels/{name}\n" + "\n".join(rows)
+    return HTMLText(f"<p><code>kernels/{html.escape(name)}</code></p><pre style='font-size:12px;line-height:1.35'>"
+                    + html.escape("\n".join(rows)) + "</pre>", text)
