@@ -1,6 +1,8 @@
 """Notebooks 00-05: the exercise added for notebook 03 (solution passes, stub and wrong kernels
 fail with a hint), and the lesson modules (course_lib.lessons.cpu, warps, start, banks).
 Simulator only; no timings asserted."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -132,6 +134,15 @@ def test_ncu_comparison_is_read_and_reproduced():
     text = repr(start.against_ncu(SIM, ("naive_row",)))
     assert "NO" not in text and text.count("yes") == 8
     assert "not in this installation" in start.ncu_summary(start.RESULTS.with_name("missing.md"))
+
+
+def test_notebook_00_quotes_the_agreement_the_readme_quotes():
+    """Notebook 00 and the README name the same ncu run: the README's 'N of N launches in the latest
+    run' is what start.ncu_summary() counts in the file it reads."""
+    import re
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    agree, total = re.search(r"(\d+) of (\d+) launches in the latest run", readme).groups()
+    assert f"{agree} of {total} launches agree" in start.ncu_summary()
 
 
 # ------------------------------------------------------------------ lessons.banks (05)

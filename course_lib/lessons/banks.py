@@ -4,17 +4,26 @@
     banks.CONFIGS                               # label -> (course kernel, fixed parameters)
     banks.run(sim, "32x16 block (rect)", PAD=1) # a SimRun (cached per label and PAD)
     banks.padding_explorer(sim)                 # PAD slider x tile buttons -> heatmaps, chart, table
+    run, ok = banks.dynamic_tile(tile_dynamic, tile=32, pad=1)   # a tile in extern __shared__ memory
 
 The explorer is a ``cl.widgets.Explorer``: an IntSlider labelled ``PAD`` (0-4) and buttons for
 the tile; every change redraws two warp x bank pictures (the store into the tile and the
 column read out of it), a plotly chart of wavefronts per request over PAD with the current
 value marked, and an HTML metrics table. Nothing here is specific to a GPU: all runs are simulated.
+
+``dynamic_tile`` launches a transpose whose tile is ``extern __shared__`` (sized at launch, not at
+compile time): ``kernel(T* out, const T* in, int rows, int cols, int pad)`` with blocks of
+tile x block_rows threads and ``tile * (tile + pad) * itemsize`` bytes of dynamic shared memory.
 """
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import plotly.graph_objects as go
 
-from .. import draw, widgets
+from .. import draw, verify, widgets
+from ..transposes import poisoned, random_matrix
 
 # label -> (course kernel key, parameters other than PAD); all move 4-byte floats
 CONFIGS = {
@@ -70,3 +79,18 @@ def padding_explorer(sim, shape=(64, 64), start: str = "32x32 tile") -> widgets.
         figures=lambda r, PAD, tile: figures(r, PAD=PAD, tile=tile, sim=sim, shape=shape),
         controls=dict(PAD=PADS, tile=list(CONFIGS)), start=dict(tile=start),
         title="Padding explorer: move PAD, pick a tile")
+
+
+def dynamic_tile(kernel, tile: int, pad: int, block_rows: int = 8, shape=(100, 130), dtype=np.float32,
+                 shared_bytes: int | None = None):
+    """Simulate `kernel` (a %%cuda Function with an ``extern __shared__`` tile) on a random
+    rows x cols matrix with a NaN-poisoned output: blocks of tile x block_rows threads, one per
+    tile, and ``shared_bytes`` of dynamic shared memory (default: the padded tile,
+    tile * (tile + pad) elements). Returns (SimRun, verify.compare result for every element)."""
+    rows, cols = shape
+    a = random_matrix(rows, cols, dtype)
+    out = poisoned((cols, rows), dtype)
+    nbytes = tile * (tile + pad) * np.dtype(dtype).itemsize if shared_bytes is None else shared_bytes
+    run = kernel.simulate((math.ceil(cols / tile), math.ceil(rows / tile)), (tile, block_rows),
+                          (out, a, np.int32(rows), np.int32(cols), np.int32(pad)), shared_mem=nbytes)
+    return run, verify.compare(out, np.ascontiguousarray(a.T), tile)

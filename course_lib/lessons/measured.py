@@ -7,6 +7,7 @@
     runs = measured.transpose_runs()         # every transpose.json benchmarks/transpose.py wrote
     run = measured.load("h100_2026-11-23/transpose.json")     # one run of benchmarks/transpose.py
     measured.ratio_table(run, ["padded_32x8", "warp"], dtypes=["float64"], sizes=[(8191, 8193)])
+    measured.ratio_table(run, ["memcpy", "copy", "vec64"], unit="gbps")   # the ceiling in GB/s
 
 Files are looked up in the repository checkout (``benchmarks/results`` beside ``course_lib``);
 a missing folder gives empty results, never an error, so a notebook still runs from an
@@ -132,10 +133,13 @@ def load(name: str) -> dict:
     return data
 
 
-def ratio_table(run: dict, kernels, dtypes=None, sizes=None) -> HTMLText:
+def ratio_table(run: dict, kernels, dtypes=None, sizes=None, unit: str = "ratio") -> HTMLText:
     """Fraction of the same-run memcpy for each kernel (rows) and dtype x size (columns) of a
     benchmarks/transpose.py run; kernels may be labels with parameters ("warp[WX=1;WY=8]"),
-    sizes (rows, cols) pairs."""
+    sizes (rows, cols) pairs. unit="gbps" shows effective GB/s instead, and then "memcpy" (the
+    ceiling every ratio divides by) can be a row like any kernel."""
+    if unit not in ("ratio", "gbps"):
+        raise ValueError(f"unit is 'ratio' or 'gbps', not {unit!r}")
     if run.get("missing"):
         msg = f"no measurements found ({run['path']} is missing in this installation)"
         return HTMLText(f"<p><i>{html.escape(msg)}</i></p>", msg)
@@ -147,18 +151,19 @@ def ratio_table(run: dict, kernels, dtypes=None, sizes=None) -> HTMLText:
         cells = []
         for c in cases:
             r = next((r for r in c["results"] if r["name"] == k and "skipped" not in r), None)
-            cells.append("-" if r is None else f"{r['ratio']:.2f}" + ("" if r["correct"] else " WRONG"))
+            value = "-" if r is None else f"{r['ratio']:.2f}" if unit == "ratio" else f"{r['gbps']:.0f}"
+            cells.append(value + ("" if r is None or r["correct"] else " WRONG"))
         body.append([k] + cells)
     meta = run.get("meta", {})
-    title = (f"fraction of a same-run device copy, measured on {meta.get('device', '?')}, "
-             f"{meta.get('date', '?')[:10]} ({run['path']})")
+    what = "fraction of a same-run device copy" if unit == "ratio" else "effective GB/s (2 x bytes / time)"
+    title = f"{what}, measured on {meta.get('device', '?')}, {meta.get('date', '?')[:10]} ({run['path']})"
     return _table(title, cols, body)
 
 
-def best_vs_peers(run: dict) -> HTMLText:
+def best_vs_peers(run: dict, sizes=None) -> HTMLText:
     """benchmarks/transpose.py's summary: per dtype and size, the best course kernel and each
-    library, as fractions of the same-run memcpy."""
-    cases = run.get("cases", [])
+    library, as fractions of the same-run memcpy (`sizes`: only these (rows, cols) pairs)."""
+    cases = [c for c in run.get("cases", []) if sizes is None or (c["rows"], c["cols"]) in [tuple(s) for s in sizes]]
     peers = sorted({r["name"] for c in cases for r in c["results"] if r.get("kind") == "peer" and "skipped" not in r})
     cols = ["dtype", "size", "best course kernel", "/copy"] + peers
     body = []

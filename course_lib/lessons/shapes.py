@@ -164,3 +164,26 @@ def shape_table(sim, key: str, shapes, **params):
                      str(req["ld"]), f"{t.ratio('global', 'ld'):.1f}", str(req["st"]),
                      f"{t.ratio('global', 'st'):.1f}", "yes" if r.correct.ok else "NO"])
     return _table(f"{key} (32x32 tiles, 32x8 threads), float32, on the simulator", cols, body)
+
+
+def row_pieces(sim, keys, shapes, block=(1, 1)) -> "HTMLText":
+    """What a warp's 32-element row piece costs when rows start anywhere: for each kernel and
+    shape, the float32 global requests of one interior block (`block`, traced by the simulator)
+    as 32-byte sectors and 128-byte cache lines per request. A row of 8193 floats is 32772
+    bytes, so row r starts 4r bytes past a sector boundary: most pieces straddle 5 sectors in 2
+    lines instead of 4 in 1 (the tile's own columns start at multiples of 128 bytes)."""
+    from .measured import _table
+    cols = ["kernel", "shape", "row bytes", "ld sectors/req", "ld lines/req", "st sectors/req", "st lines/req"]
+    body = []
+    for key in keys:
+        for rows, c in shapes:
+            run = sim.run(key, shape=(rows, c), trace_block=block).sim
+            cells = []
+            for op in ("ld", "st"):
+                per = [(len(set(a[a >= 0] >> 5)), len(set(a[a >= 0] >> 7)))
+                       for r in run.accesses if r["space"] == "global" and r["op"] == op
+                       for a in np.asarray(r["addresses"]) if (a >= 0).any()]
+                cells += [f"{np.mean([p[0] for p in per]):.2f}", f"{np.mean([p[1] for p in per]):.2f}"]
+            body.append([key, f"{rows}x{c}", str(c * 4), *cells])
+    return _table(f"one interior block ({block[0]}, {block[1]}) of each launch, float32, on the simulator: "
+                  "requests of its warps as 32-byte sectors and 128-byte lines", cols, body)

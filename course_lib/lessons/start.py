@@ -4,9 +4,10 @@
     start.ncu_summary()                  # how many launches agreed with Nsight Compute on an H100
     start.against_ncu(sim, ["naive_row", "tile", "padded"])   # the same launches re-simulated now
 
-The comparison file is benchmarks/results/ncu_compare_h100_first.md, written on an H100 by
-benchmarks/ncu_compare.py (eight memory metrics per launch: Nsight Compute vs the simulator).
-This module reads it and re-runs a few of its launches in the simulator; it runs nothing on a GPU.
+The comparison file is the latest full run of benchmarks/ncu_compare.py on an H100 that the README
+quotes (benchmarks/results/h100_2026-11-23/c_ncu.md: eight memory metrics per launch, Nsight Compute
+vs the simulator; the README's results section tells the history of the runs). This module reads it
+and re-runs a few of its launches in the simulator; it runs nothing on a GPU.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from pathlib import Path
 from ..draw import HTMLText
 from ..sim.metrics import METRIC_NAMES
 
-RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "ncu_compare_h100_first.md"
+RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "h100_2026-11-23" / "c_ncu.md"
 COLUMNS = ["gld.req", "gst.req", "gld.sect", "gst.sect", "sld.wf", "sst.wf", "sld.conf", "sst.conf"]
 KEYS = [("global", "ld", "requests"), ("global", "st", "requests"), ("global", "ld", "sectors"),
         ("global", "st", "sectors"), ("shared", "ld", "wavefronts"), ("shared", "st", "wavefronts"),
@@ -38,13 +39,13 @@ def ncu_rows(path: Path = RESULTS) -> dict:
 def ncu_summary(path: Path = RESULTS) -> str:
     rows = ncu_rows(path)
     if not rows:
-        return ("The comparison file (benchmarks/results/ncu_compare_h100_first.md) is not in this "
+        return (f"The comparison file (benchmarks/results/{path.parent.name}/{path.name}) is not in this "
                 "installation; it lives in the course repository.")
     agree = sum(ok == "yes" for _, ok in rows.values())
     kernels = sum(not name.startswith(("global_", "shared_")) for name in rows)
     return (f"Nsight Compute on an NVIDIA H100 vs the simulator: {agree} of {len(rows)} launches agree on all "
             f"{len(COLUMNS)} memory metrics ({kernels} course-kernel launches, {len(rows) - kernels} "
-            f"access-pattern probes).")
+            f"access-pattern probes; benchmarks/results/{path.parent.name}/{path.name}).")
 
 
 def against_ncu(sim, keys=("copy", "naive_row", "tile", "padded"), shape=(256, 256), path: Path = RESULTS) -> HTMLText:
