@@ -196,8 +196,8 @@ def _sector_check(p, dtype):
 
 
 register(Spec("sector", "Stores moved to 32-byte sector boundaries (misaligned rows)", "sector_tile.cu",
-              "sector_tile<{T}, {TR}, {TC}, {BY}, {GROUP}>", tile=lambda p: (p["TC"], p["TR"]), block=lambda p: (32, p["BY"]),
-              defaults=dict(TR=64, TC=64, BY=8, GROUP=1), lesson="10", check=_sector_check,
+              "sector_tile<{T}, {TR}, {TC}, {BY}>", tile=lambda p: (p["TC"], p["TR"]), block=lambda p: (32, p["BY"]),
+              defaults=dict(TR=64, TC=64, BY=8), lesson="10", check=_sector_check,
               dtype_defaults=lambda d: {1: dict(TR=320, TC=128, BY=16), 2: dict(TR=224, TC=64)}.get(d.itemsize, {})))
 
 _modules: dict = {}

@@ -17,8 +17,7 @@
 // sector where one output row ends and the next begins is still shared, once per row.
 // When every output row starts on a sector boundary the halo is skipped: it is the plain tile.
 //
-// TR x TC tile (rows x columns of `in`), 32 x BY threads, GROUP (see tile_origin); any shape,
-// any element size.
+// TR x TC tile (rows x columns of `in`), 32 x BY threads; any shape, any element size.
 //
 // 1- and 2-byte elements move as 4-byte words on both sides (one element per thread would carry a
 // quarter or half of what a warp's request can). Phase 1: each lane loads the aligned word under
@@ -30,23 +29,6 @@
 // stores land in different banks.
 
 #include "pack.cuh"
-
-// Which tile this block moves. GROUP > 1 walks GROUP tile-rows at a time down each column of
-// tiles, so that blocks running together read neighbouring rows of `in` and write neighbouring
-// parts of the same rows of `out` (a DRAM-locality knob, as in fast.cu).
-template <int TR, int TC, int GROUP>
-__device__ __forceinline__ int2 tile_origin()
-{
-    int bx = blockIdx.x, by = blockIdx.y;
-    if constexpr (GROUP > 1) {
-        const int pid = by * gridDim.x + bx, band = pid / (GROUP * gridDim.x);
-        const int first = band * GROUP, h = min(GROUP, (int)gridDim.y - first);
-        const int rest = pid - band * GROUP * gridDim.x;
-        by = first + rest % h;
-        bx = rest / h;
-    }
-    return make_int2(by * TR, bx * TC);
-}
 
 // Which part of output row `row` (elements) a tile starting at input row r0 owns: from the first
 // sector boundary at or after r0 to the first one at or after r0 + TR (ends of the row are ends).
@@ -64,7 +46,7 @@ __device__ __forceinline__ int2 owned(const T* row, int r0, int rows, bool shift
 }
 
 // 4- and 8-byte elements: one per thread on both sides.
-template <typename T, int TR, int TC, int BY, int GROUP>
+template <typename T, int TR, int TC, int BY>
 __device__ __forceinline__ void sector_elements(T* __restrict__ out, const T* __restrict__ in, int rows, int cols,
                                                 bool shifted)
 {
@@ -75,8 +57,7 @@ __device__ __forceinline__ void sector_elements(T* __restrict__ out, const T* __
     __shared__ T t[TR + HALO][TC + 1];               // + 1: columns are read without bank conflicts
 
     const int tx = threadIdx.x, ty = threadIdx.y;
-    const int2 o = tile_origin<TR, TC, GROUP>();
-    const int r0 = o.x, c0 = o.y;
+    const int r0 = blockIdx.y * TR, c0 = blockIdx.x * TC;
     const int need = shifted ? TR + HALO : TR;       // rows of `in` this block reads
 
     // Phase 1: every load first (in flight together), then the shared stores.
@@ -194,7 +175,7 @@ __device__ __forceinline__ void words_in(unsigned* sh, const T* __restrict__ in,
 
 // 1- and 2-byte elements: 4-byte words on both sides (see the header). TC * S = 128: one word
 // of each tile row per lane.
-template <typename T, int TR, int TC, int BY, int GROUP>
+template <typename T, int TR, int TC, int BY>
 __device__ __forceinline__ void sector_words(T* __restrict__ out, const T* __restrict__ in, int rows, int cols,
                                              bool shifted)
 {
@@ -205,8 +186,7 @@ __device__ __forceinline__ void sector_words(T* __restrict__ out, const T* __res
     __shared__ unsigned sh[TC * PW + TC / EPW + 1];   // row cc starts at word cc * PW + cc / EPW (skewed)
 
     const int lane = threadIdx.x, warp = threadIdx.y;
-    const int2 o = tile_origin<TR, TC, GROUP>();
-    const int r0 = o.x, c0 = o.y;
+    const int r0 = blockIdx.y * TR, c0 = blockIdx.x * TC;
     const int need = shifted ? TR + HALO : TR;
     // does a word of this block hang over an end of `in`? (a row's 128-byte piece and the word after
     // it reach past the row when the matrix is narrow) Or are its rows too far apart for 32-bit offsets?
@@ -250,13 +230,13 @@ __device__ __forceinline__ void sector_words(T* __restrict__ out, const T* __res
     }
 }
 
-template <typename T, int TR, int TC, int BY, int GROUP>
+template <typename T, int TR, int TC, int BY>
 __global__ void __launch_bounds__(32 * BY) sector_tile(T* __restrict__ out, const T* __restrict__ in, int rows, int cols)
 {
     static_assert(TC % 32 == 0 && TR % (32 / sizeof(T)) == 0, "TC: whole warps; TR: whole sectors");
     const bool shifted = (((size_t)out | (size_t)rows * sizeof(T)) & 31) != 0;   // an output row starts mid-sector
     if constexpr (sizeof(T) >= 4)
-        sector_elements<T, TR, TC, BY, GROUP>(out, in, rows, cols, shifted);
+        sector_elements<T, TR, TC, BY>(out, in, rows, cols, shifted);
     else
-        sector_words<T, TR, TC, BY, GROUP>(out, in, rows, cols, shifted);
+        sector_words<T, TR, TC, BY>(out, in, rows, cols, shifted);
 }
