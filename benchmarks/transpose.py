@@ -38,7 +38,7 @@ from course_lib import nvrtc, transposes, verify  # noqa: E402
 
 DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "u8": np.uint8}
 BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-SIZES = [(4096, 4096), (8192, 8192), (16384, 16384), (8192, 2048), (2048, 8192), (8191, 8193)]
+SIZES = [(4096, 4096), (8192, 8192), (16384, 16384), (8192, 2048), (2048, 8192), (8191, 8193), (1000, 1030)]
 QUICK = dict(sizes=[(4096, 4096), (8191, 8193)], kernels=["padded_32x8", "vec64", "fast"], repeat=5)
 
 
