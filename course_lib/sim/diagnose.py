@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ptx as ptxmod
-from ..errors import SimulationLimit
+from ..errors import BarrierError, SimulationLimit
 from .memory import SHARED_START
 from .result import Finding
 
@@ -102,3 +102,71 @@ def hot_loop(program):
     n, lo, hi = best
     lines = [i.line for i in program.kernel.instructions[lo:hi + 1] if i.line]
     return (min(lines), max(lines), n) if lines else None
+
+
+# ----------------------------------------------------------------------------- barriers
+
+SYNC_HINT = ("every thread of a block must reach the same __syncthreads(); move it out of if/else "
+             "branches that depend on threadIdx or on a bounds check")
+
+
+def divergent_barrier(program, b, blk, p, w) -> BarrierError:
+    """Threads of block `blk` wait at different barriers (p: PCs, w: waiting, per block)."""
+    at = p[blk][w[blk]]
+    groups = []
+    for pc in np.unique(at):
+        lanes = np.flatnonzero(w[blk] & (p[blk] == pc))
+        ins = program.kernel.instructions[int(pc)]
+        groups.append(f"{lanes.size} thread(s) at line {ins.line} (first: thread "
+                      f"{program.thread_of(b, blk * b.tp + int(lanes[0]))})")
+    ins = program.kernel.instructions[int(at.min())]
+    first = int(np.flatnonzero(w[blk] & (p[blk] == at.min()))[0])
+    return BarrierError(
+        "Deadlock: threads of one block wait at different __syncthreads() barriers — "
+        + "; ".join(groups) + ". On a GPU this hangs or silently mis-synchronises.",
+        line=ins.line or None, source_line=program.source_line(ins.line), filename=program.filename,
+        thread=program.thread_of(b, blk * b.tp + first), block=program.block_coords(program._linear(b, blk)),
+        hint=SYNC_HINT)
+
+
+def skipped_barrier(program, b, cur, blk, lanes) -> BarrierError:
+    """`lanes` of block `blk` left the kernel, and the others are released from the barrier at `cur`."""
+    code = program.kernel.instructions
+    bar = code[cur]
+    first = blk * b.tp + int(lanes[0])
+    exit_pc = int(b.exit_pc[first])
+    left = code[exit_pc]
+    mine = slice(blk * b.tp, (blk + 1) * b.tp)
+    waiting = int(((b.exit_pc[mine] < 0) & (b.tlin[mine] < program.threads_per_block)).sum())
+    skip = _jump_over(program, cur, exit_pc)
+    how = ""
+    if skip is not None and skip.line != bar.line:
+        text = program.source_line(skip.line)
+        how = f"branched around it at line {skip.line}" + (f" (`{text.strip()}`)" if text else "") + " and "
+    if exit_pc >= len(code) - 1 or not left.line:     # the kernel's one shared `ret`
+        how += "finished the kernel"
+    else:
+        text = program.source_line(left.line)
+        how += f"left the kernel at line {left.line}" + (f" (`{text.strip()}`)" if text else "")
+    return BarrierError(
+        f"Barrier skipped: {lanes.size} thread(s) of this block never reach the __syncthreads() on line "
+        f"{bar.line} that the other {waiting} thread(s) wait at: they {how}. Every thread of a block must "
+        "reach each __syncthreads() (CUDA Programming Guide: a barrier in conditional code only if the "
+        "condition is the same for the whole block); on a GPU this can hang or release the others early.",
+        line=bar.line or None, source_line=program.source_line(bar.line), filename=program.filename,
+        thread=program.thread_of(b, first), block=program.block_coords(program._linear(b, blk)),
+        hint="do not return early or put __syncthreads() inside an if that depends on the thread: let every "
+             "thread run through the barrier and make only the loads and stores conditional "
+             "(if (x < cols && y < rows) ...)")
+
+
+def _jump_over(program, bar_pc, exit_pc):
+    """The executed conditional branch nearest before the barrier that jumps past it (towards the
+    exit the skipping threads took): the `if` or early `return` that took them around it."""
+    for ins in reversed(program.kernel.instructions[:bar_pc]):
+        if ins.opcode != "bra" or ins.guard is None or not program.exec_counts[ins.index]:
+            continue
+        target = program.kernel.labels.get(ins.operands[0].name) if ins.operands else None
+        if target is not None and bar_pc < target <= max(exit_pc, bar_pc + 1):
+            return ins
+    return None

@@ -29,13 +29,13 @@ import time
 
 import numpy as np
 
-from ..errors import BarrierError, KernelError, LaunchError, SimulationLimit
+from ..errors import KernelError, LaunchError, SimulationLimit
 from .. import ptx as ptxmod
 from . import diagnose
 from .instructions import build
 from .memory import SHARED_START, GlobalMemory
 from .metrics import Counters
-from .races import RaceDetector
+from .races import Race, RaceDetector
 from .result import Finding, SimRun
 from .state import Batch
 
@@ -71,7 +71,7 @@ class Program:
         self.counters = Counters(len(kernel.instructions))
         self.exec_counts = np.zeros(len(kernel.instructions) + 1, np.int64)
         self.accesses = []
-        self.findings: dict = {}
+        self.findings: dict = {}   # key -> Finding, or Race for keys ('race', ...)
         self.output: list[str] = []
         self.printed_lines = 0
         self.printf_dropped = 0
@@ -270,7 +270,10 @@ class Program:
                 self.exec_counts[cur] += 1
                 if b.steps > self.max_steps or (b.steps & 7) == 0 and time.perf_counter() > self._deadline:
                     self._limit(b, cur, mask)
-                res = code[cur](b, mask)
+                try:
+                    res = code[cur](b, mask)
+                except KernelError as err:
+                    raise self._located(err, b, cur, mask) from None
             if res is None:
                 if pcs is None:
                     pc = cur + 1
@@ -347,21 +350,7 @@ class Program:
             b.races.barrier(blocks)
 
     def _divergent_barrier(self, b, blk, p, w):
-        at = p[blk][w[blk]]
-        groups = []
-        for pc in np.unique(at):
-            lanes = np.flatnonzero(w[blk] & (p[blk] == pc))
-            ins = self.kernel.instructions[int(pc)]
-            groups.append(f"{lanes.size} thread(s) at line {ins.line} (first: thread {self.thread_of(b, blk * b.tp + int(lanes[0]))})")
-        ins = self.kernel.instructions[int(at.min())]
-        first = int(np.flatnonzero(w[blk] & (p[blk] == at.min()))[0])
-        raise BarrierError(
-            "Deadlock: threads of one block wait at different __syncthreads() barriers — "
-            + "; ".join(groups) + ". On a GPU this hangs or silently mis-synchronises.",
-            line=ins.line or None, source_line=self.source_line(ins.line), filename=self.filename,
-            thread=self.thread_of(b, blk * b.tp + first), block=self.block_coords(self._linear(b, blk)),
-            hint="every thread of a block must reach the same __syncthreads(); move it out of if/else "
-                 "branches that depend on threadIdx or on a bounds check")
+        raise diagnose.divergent_barrier(self, b, blk, p, w)
 
     def _check_skipped(self, b, cur, blocks, p=None, w=None):
         """A barrier is released for `blocks`: every thread of each must have reached it. A thread
@@ -374,31 +363,28 @@ class Program:
         blk = int(blocks[i])
         if cur is None:                        # released after divergence: where do they wait?
             cur = int(p[blk][w[blk]].min())
-        bar = self.kernel.instructions[cur]
-        lanes = np.flatnonzero(gone[i])
-        first = blk * b.tp + int(lanes[0])
-        left = self.kernel.instructions[int(b.exit_pc[first])]
-        waiting = int(((b.exit_pc.reshape(b.nblocks, b.tp)[blk] < 0)
-                       & (b.tlin[blk * b.tp:(blk + 1) * b.tp] < self.threads_per_block)).sum())
-        last = int(b.exit_pc[first]) >= len(self.kernel.instructions) - 1   # the kernel's one shared `ret`
-        text = self.source_line(left.line)
-        where = ("finished the kernel" if last or not left.line else
-                 f"left the kernel at line {left.line}" + (f" (`{text.strip()}`)" if text else ""))
-        raise BarrierError(
-            f"Barrier skipped: {lanes.size} thread(s) of this block {where} without reaching "
-            f"the __syncthreads() on line {bar.line} that the other {waiting} thread(s) wait at. Every thread of a "
-            "block must reach each __syncthreads() (CUDA Programming Guide: a barrier in conditional code only "
-            "if the condition is the same for the whole block); on a GPU this can hang or release the others early.",
-            line=bar.line or None, source_line=self.source_line(bar.line), filename=self.filename,
-            thread=self.thread_of(b, first), block=self.block_coords(self._linear(b, blk)),
-            hint="do not return early or put __syncthreads() inside an if that depends on the thread: let every "
-                 "thread run through the barrier and make only the loads and stores conditional "
-                 "(if (x < cols && y < rows) ...)")
+        raise diagnose.skipped_barrier(self, b, cur, blk, np.flatnonzero(gone[i]))
+
+    def _located(self, err, b, cur, mask):
+        """Complete an instruction's error with what only the scheduler knows: the file, the source
+        line, and the first thread that ran the instruction."""
+        ins = self.kernel.instructions[cur]
+        err.line = err.line or ins.line or None
+        err.filename = err.filename or self.filename
+        err.source_line = err.source_line or self.source_line(err.line)
+        if err.thread is None and err.block is None:
+            live = np.flatnonzero(b.alive if mask is None else mask)
+            if live.size:
+                err.thread, err.block = self.thread_of(b, int(live[0])), self.block_of(b, int(live[0]))
+        err.args = (err._render(),)
+        return err
 
     def _limit(self, b, cur, mask):
         raise diagnose.limit_error(self, b, mask, time.perf_counter() - self._batch_start)
 
     def _collect_races(self, b):
+        """Fold this batch's racing instruction pairs into the launch's findings: one Race per pair,
+        its count summed over batches, its example the first batch's."""
         for (kind, pc_a, pc_b, scope), (count, slot_a, slot_b, entry) in b.races.records.items():
             key = ("race", kind, pc_a, pc_b, scope)
             if key in self.findings:
@@ -407,7 +393,7 @@ class Program:
             ia, ib = self.kernel.instructions[pc_a], self.kernel.instructions[pc_b]
             addr = SHARED_START + (entry % b.races.per_block) * b.races.granule
             var = next((n for n, (o, s) in self.shared_vars.items() if o <= addr < o + s), "")
-            self.findings[key] = dict(kind=kind, lines=(ia.line, ib.line), pcs=(pc_a, pc_b), scope=scope,
+            self.findings[key] = Race(kind=kind, lines=(ia.line, ib.line), pcs=(pc_a, pc_b), scope=scope,
                                       count=count, threads=(self.thread_of(b, slot_a), self.thread_of(b, slot_b)),
                                       block=self.block_of(b, slot_b), address=addr, variable=var)
 
