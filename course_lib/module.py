@@ -9,7 +9,9 @@
   and returns a :class:`~course_lib.sim.result.SimRun` with Nsight-Compute-style metrics.
 
 Sources can be text or a file in ``kernels/`` (``RawModule(path="tile")``), with ``defines``
-turned into ``-D`` options. Template kernels may be asked for by expression (``"tile<32, 8>"``)
+turned into ``-D`` options. ``#include`` of a host header whose device part NVRTC builds in
+(``<cstdio>``, ``<cassert>``, ``<cmath>``, ``<cuda_runtime.h>`` ...) is dropped before compiling, so
+a kernel written for nvcc compiles as is (the line stays, commented, so line numbers hold). Template kernels may be asked for by expression (``"tile<32, 8>"``)
 even when not listed in ``name_expressions``: the module recompiles with it added.
 """
 from __future__ import annotations
@@ -82,7 +84,7 @@ class RawModule:
     def compile(self):
         """Compile now (to PTX for the simulator); raises CompileError with a caret."""
         if self._compiled is None:
-            self._compiled = nvrtc.compile_source(self.code, options=self.options,
+            self._compiled = nvrtc.compile_source(for_nvrtc(self.code), options=self.options,
                                                   name_expressions=self.name_expressions, filename=self.filename)
             self._parsed = ptx.parse(self._compiled.ptx, self.filename)
         return self
@@ -96,7 +98,7 @@ class RawModule:
         return self.compile()._parsed
 
     def cubin_for_gpu(self):
-        return nvrtc.compile_source(self.code, options=self.options, name_expressions=self.name_expressions,
+        return nvrtc.compile_source(for_nvrtc(self.code), options=self.options, name_expressions=self.name_expressions,
                                     filename=self.filename, want_cubin=True)
 
     def kernel_names(self) -> list[str]:
@@ -135,6 +137,19 @@ class RawModule:
             f"the module has no kernel named '{name}'",
             hint=(f"did you mean {', '.join(repr(x) for x in close)}? " if close else "")
             + f"kernels in this module: {', '.join(bases) or 'none (is the function marked __global__?)'}")
+
+
+# Host headers nvcc users include whose device-side contents NVRTC declares itself (printf,
+# assert, the math functions, threadIdx & co.); NVRTC has no host headers, so it cannot open them.
+BUILT_IN_HEADERS = ("stdio.h", "cstdio", "assert.h", "cassert", "math.h", "cmath", "cuda_runtime.h",
+                    "device_launch_parameters.h")
+_BUILT_IN_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](' + "|".join(map(re.escape, BUILT_IN_HEADERS))
+                               + r')[>"][^\n]*', re.M)
+
+
+def for_nvrtc(code: str) -> str:
+    """The source as NVRTC gets it: includes of BUILT_IN_HEADERS commented out, line for line."""
+    return _BUILT_IN_INCLUDE.sub(lambda m: f"// {m[0].strip()}: built into NVRTC", code)
 
 
 def _mangled_base(entry: str) -> str | None:
