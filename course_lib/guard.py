@@ -139,7 +139,7 @@ def check(fn, grid, block, args, shared_mem=0, *, budget=BUDGET_S, limits=None, 
     except (MemoryAccessError, BarrierError, KernelTrap) as err:   # a failed assert, a trap: the context dies
         raise refused(err, chosen, t0) from None
     except SimulationLimit as err:
-        if not getattr(err, "timed_out", True):
+        if getattr(err, "reason", "") == "loop" and not err.timed_out:   # a loop past max_steps: it would hang the GPU
             raise refused(err, chosen, t0) from None
         return GuardReport(True, chosen, time.perf_counter() - t0,
                            f"still running after {budget} s: launched without a verdict")

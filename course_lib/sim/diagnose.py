@@ -3,8 +3,11 @@
 - ``note_uninitialized``: a read of never-written shared memory becomes one Finding per
   source line, naming the array and element, and — when another block of the batch wrote
   that element of *its* copy — saying that shared memory is per block;
-- ``limit_error``: an instruction budget or wall-clock stop names the loop that did not end
-  (the most executed backward branch: its first and last source lines) and a thread in it.
+- ``limit_error``: an instruction budget or wall-clock stop inside a running loop names the loop
+  (its first and last source lines) and a thread in it; a stop in straight-line code names the
+  limit that was reached, with its value and how to raise it;
+- ``divergent_barrier``, ``skipped_barrier``: threads of a block at different barriers, or some
+  gone from the kernel while the others wait at one.
 
 The executor decides *when*; this module only decides what to say.
 """
@@ -57,42 +60,55 @@ def writers_elsewhere(program, b, slot, addr):
     return [program.block_coords(program._linear(b, int(k))) for k in written[:4] if k != mine]
 
 
-def limit_error(program, b, mask, elapsed) -> SimulationLimit:
+def limit_error(program, b, cur, mask, elapsed) -> SimulationLimit:
+    """The batch ran past max_steps or its timeout, stopped at instruction `cur`. Only a loop that
+    is still running (the stop is inside a backward branch's body) is called a probable infinite
+    loop; otherwise the message names the limit that was reached and how to raise it."""
     timed_out = b.steps <= program.max_steps
-    why = (f"after {elapsed:.1f} s the kernel was still running" if timed_out
-           else f"the kernel executed more than {program.max_steps} instruction steps")
+    blocks = f"{b.nblocks} block(s) of {program.threads_per_block} thread(s)"
+    if timed_out:
+        why = f"after {elapsed:.1f} s (timeout={program.timeout:g} seconds per batch) its batch of {blocks} was still running"
+        raise_it = f"timeout={max(2 * program.timeout, 30):g}"
+    else:
+        why = (f"its batch of {blocks} executed more than max_steps={program.max_steps:,} instruction steps "
+               f"(a step is one instruction over the threads at one PC)")
+        raise_it = f"max_steps={max(4 * program.max_steps, 1_000_000):_}"
     live = np.flatnonzero(b.alive if mask is None else mask)
     slot = int(live[0]) if live.size else 0
     thread, block = program.thread_of(b, slot), program.block_of(b, slot)
-    loop = hot_loop(program)
+    loop = running_loop(program, cur)
     if loop:
         first, last, iterations = loop
         lines = f"line {first}" if first == last else f"lines {first}-{last}"
-        where = (f"the loop at {lines} has run {iterations} times and has not ended (thread {thread} of "
-                 f"block {block} is still in it)")
+        message = (f"Stopped: {why} — probably an infinite loop: the loop at {lines} has run {iterations:,} times "
+                   f"and has not ended (thread {thread} of block {block} is still in it).")
         line = first
+        hint = ("check the loop's condition, and that its counter changes every iteration and moves towards "
+                "the end (i += stride, not i + stride; no unsigned i >= 0); if the loop really runs this long, "
+                f"pass {raise_it}")
     else:
-        hot = int(np.argmax(program.exec_counts[:-1]))
-        line = program.kernel.instructions[hot].line
-        where = f"the most executed line is {line} ({int(program.exec_counts[hot])} times)"
-    err = SimulationLimit(
-        f"Stopped: {why} — probably an infinite loop: {where}.", line=line or None,
-        source_line=program.source_line(line), filename=program.filename, thread=thread, block=block,
-        hint="check the loop's condition, and that its counter changes every iteration and moves "
-             "towards the end (i += stride, not i + stride; no unsigned i >= 0); if the kernel really "
-             "does this much work, pass timeout= (seconds per batch of blocks) or max_steps=")
+        line = program.kernel.instructions[min(cur, len(program.kernel.instructions) - 1)].line
+        message = (f"Stopped: {why}, in code that is not looping (line {line}): the kernel is long "
+                   f"({len(program.kernel.instructions):,} PTX instructions; threads that take different "
+                   "branches run one path after the other), not stuck.")
+        hint = (f"pass {raise_it} to let it finish" + (", or simulate fewer threads at once: some blocks "
+                "(blocks=[...]) or a smaller shape" if timed_out else ""))
+    err = SimulationLimit(message, line=line or None, source_line=program.source_line(line),
+                          filename=program.filename, thread=thread, block=block, hint=hint)
     err.timed_out = timed_out
+    err.reason = "loop" if loop else ("time" if timed_out else "steps")
     return err
 
 
-def hot_loop(program):
-    """(first line, last line, iterations) of the most executed backward branch, or None."""
+def running_loop(program, pc):
+    """(first line, last line, iterations) of the most executed loop around instruction `pc`: a
+    backward branch that has run and whose body [target, branch] holds `pc`; None outside loops."""
     best = None
     for ins in program.kernel.instructions:
         if ins.opcode != "bra" or not ins.operands:
             continue
         target = program.kernel.labels.get(ins.operands[0].name)
-        if target is None or target > ins.index:
+        if target is None or target > ins.index or not target <= pc <= ins.index:
             continue
         n = int(program.exec_counts[ins.index])
         if n and (best is None or n > best[0]):
