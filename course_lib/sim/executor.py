@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import KernelError, LaunchError, SimulationLimit
 from .. import ptx as ptxmod
-from . import diagnose
+from . import diagnose, plan
 from .instructions import build
 from .memory import SHARED_START, GlobalMemory
 from .metrics import Counters
@@ -49,7 +49,8 @@ class Program:
     def __init__(self, module, kernel, *, grid, block, params: bytes, param_offsets: dict,
                  globals_: GlobalMemory, dynamic_shared=0, source="", filename="kernel.cu",
                  check_races=True, max_steps=100_000, timeout=8.0, trace_block=0,
-                 batch_threads=None, progress=None, echo=True, blocks=None, count_metrics=True):
+                 batch_threads=None, progress=None, echo=True, blocks=None, count_metrics=True,
+                 max_work=plan.MAX_WORK, batch_bytes=plan.BATCH_BYTES):
         self.module, self.kernel = module, kernel
         self.grid, self.block = grid, block
         self.threads_per_block = int(np.prod(block))
@@ -62,6 +63,7 @@ class Program:
         self.max_steps, self.timeout = max_steps, timeout
         self.trace_block = trace_block
         self.batch_threads = batch_threads or BATCH_THREADS
+        self.batch_bytes, self.max_work = batch_bytes, max_work
         self.progress = progress
         self.echo = echo
         self.dynamic_shared = dynamic_shared
@@ -130,14 +132,17 @@ class Program:
             return np.frombuffer(raw, {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[width])[0]
         return np.zeros((), {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[width])[()]
 
-    def new_race_detector(self, nblocks, tp):
-        if not self.check_races or self.shared_bytes == 0:
-            return None
+    def race_granule(self):
+        """The smallest shared access width in the kernel: the race detector's unit of shadow."""
         widths = [ptxmod.TYPES[i.type][0] for i in self.kernel.instructions
                   if i.opcode in ("ld", "st", "atom", "red") and i.type in ptxmod.TYPES and
                   ("shared" in i.mods or not any(m in i.mods for m in ("global", "local", "param", "const")))]
-        granule = min([w for w in widths if w] + [4])
-        return RaceDetector(nblocks, self.shared_bytes, granule, tp)
+        return min([w for w in widths if w] + [4])
+
+    def new_race_detector(self, nblocks, tp):
+        if not self.check_races or self.shared_bytes == 0:
+            return None
+        return RaceDetector(nblocks, self.shared_bytes, self.race_granule(), tp)
 
     # ------------------------------------------------------------------ naming threads and lines
     def source_line(self, line):
@@ -207,26 +212,33 @@ class Program:
     # ------------------------------------------------------------------ running
     def run(self) -> SimRun:
         t0 = time.perf_counter()
-        per_batch = max(1, self.batch_threads // self.slots_per_block)
-        if self.blocks is None:
-            total = int(np.prod(self.grid))
-            batches = ((first, min(per_batch, total - first)) for first in range(0, total, per_batch))
-        else:
-            total = len(self.blocks)
-            batches = (self.blocks[i:i + per_batch] for i in range(0, total, per_batch))
+        per_batch = plan.blocks_per_batch(self)
+        total, batches = plan.batches(self, per_batch)
+        plan.check_estimate(self, total)
         done = 0
-        with np.errstate(all="ignore"):
-            for spec in batches:
-                b = Batch(self, *spec) if self.blocks is None else _Chosen(self, spec)
-                b.trace_at = self._trace_position(b)
-                self._batch_start = time.perf_counter()
-                self._deadline = self._batch_start + self.timeout
-                self._run_batch(b)
-                if b.races is not None:
-                    self._collect_races(b)
-                done += b.nblocks
-                if self.progress:
-                    self.progress(done, total)
+        try:
+            with np.errstate(all="ignore"):
+                for spec in batches:
+                    b = Batch(self, *spec) if self.blocks is None else _Chosen(self, spec)
+                    b.trace_at = self._trace_position(b)
+                    # the clock starts at the batch's first instruction: compiling, building the
+                    # closures and allocating the batch are not the kernel's running time
+                    self._batch_start = time.perf_counter()
+                    self._deadline = self._batch_start + self.timeout
+                    self._run_batch(b)
+                    if b.races is not None:
+                        self._collect_races(b)
+                    if done == 0:
+                        plan.check_projection(self, b, total)
+                    done += b.nblocks
+                    b = None             # free this batch before the next one is allocated
+                    if self.progress:
+                        self.progress(done, total)
+        except MemoryError:
+            raise plan.out_of_memory(self, min(per_batch, total)) from None
+        finally:
+            if hasattr(self.progress, "close"):
+                self.progress.close()
         if self.printf_dropped and self.echo:
             sys.stdout.write(f"... {self.printf_dropped} more printf line(s) not shown\n")
         return SimRun(self, time.perf_counter() - t0)
@@ -380,7 +392,7 @@ class Program:
         return err
 
     def _limit(self, b, cur, mask):
-        raise diagnose.limit_error(self, b, mask, time.perf_counter() - self._batch_start)
+        raise diagnose.limit_error(self, b, cur, mask, time.perf_counter() - self._batch_start)
 
     def _collect_races(self, b):
         """Fold this batch's racing instruction pairs into the launch's findings: one Race per pair,
