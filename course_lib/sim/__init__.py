@@ -34,7 +34,8 @@ def simulate(fn, grid, block, args, shared_mem=0, **options) -> SimRun:
         if isinstance(arg, np.ndarray):
             p = fn.signature[i] if fn.signature and i < len(fn.signature) else None
             label = f"argument {i}" + (f" '{p.name}'" if p else "") + f" ({'x'.join(map(str, arg.shape))} {arg.dtype})"
-            raw = memory.add(p.name if p else f"arg{i}", arg, label=label).to_bytes(8, "little")
+            raw = memory.add(p.name if p else f"arg{i}", arg, label=label,
+                             writable=bool(arg.flags.writeable)).to_bytes(8, "little")
         else:
             raw = np.asarray(arg).tobytes()
         params.extend(raw[:psize].ljust(psize, b"\0"))
