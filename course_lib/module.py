@@ -238,8 +238,15 @@ class Function:
         g, b = check_config(grid, block, shared_mem, static_shared=self.static_shared_bytes,
                             maxntid=self.kernel.maxntid, kernel=self.name)
         args = check_args(args, self.kernel.params, self.signature, self.name)
+        for name, value in (("max_steps", max_steps), ("timeout", timeout), ("max_work", max_work)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float, np.number))
+                                      or not value > 0):
+                raise ArgumentError(f"{name}={value!r}: a limit must be a number above 0",
+                                    hint=f"leave {name}= out for the default, or pass a larger number to wait longer")
         if progress is True:
             progress = Progress(f"simulating {self.name}")
+        elif progress is not False and progress is not None and not callable(progress):
+            raise ArgumentError(f"progress={progress!r}: pass True, False, or a callable(done, total)")
         return simulate(self, g, b, args, shared_mem, check_races=check_races, max_steps=max_steps,
                         timeout=timeout, trace_block=trace_block, progress=progress or None, echo=echo,
                         blocks=blocks, max_work=plan.MAX_WORK if max_work is None else max_work)

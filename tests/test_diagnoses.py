@@ -707,3 +707,22 @@ def test_a_damaged_cubin_is_recompiled(cache, damage):
     nvrtc._memory_cache.clear()
     assert nvrtc.compile_source(SCALE, arch=90, want_cubin=True).cubin == first.cubin
     assert blob.read_bytes() == first.cubin
+
+
+@pytest.mark.parametrize("kw, what", [
+    (dict(blocks="a"), "blocks='a': give a list of block coordinates"),
+    (dict(blocks=5), "blocks=5: give a list of block coordinates"),
+    (dict(blocks=[(0, "x")]), "(0, 'x') is not a block's coordinates"),
+    (dict(blocks=[1.5]), "1.5 is not a block's coordinates"),
+    (dict(blocks=[]), "blocks=[] names no block"),
+    (dict(trace_block="a"), "trace_block='a'"),
+    (dict(timeout=-1), "timeout=-1: a limit must be a number above 0"),
+    (dict(max_steps=0), "max_steps=0"),
+    (dict(max_work="lots"), "max_work='lots'"),
+    (dict(progress="yes"), "progress='yes'"),
+])
+def test_simulate_options_are_checked(kw, what):
+    fn = module(SCALE).get_function("scale")
+    x = random_matrix(1, 64, np.float32)[0]
+    err = _launch_error(fn, 2, 32, (poisoned(64, np.float32), x, 64, 2.0), **kw)
+    assert what in err.message

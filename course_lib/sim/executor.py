@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from ..errors import KernelError, LaunchError, SimulationLimit
+from ..errors import ArgumentError, KernelError, LaunchError
 from .. import ptx as ptxmod
 from . import diagnose, plan
 from .instructions import build
@@ -109,15 +109,23 @@ class Program:
                                                         writable=v.space == "global")
 
     def _block_ids(self, blocks):
+        example = "blocks=[(0, 0), (gx - 1, gy - 1)]"
+        if isinstance(blocks, (str, bytes)) or not hasattr(blocks, "__iter__"):
+            raise ArgumentError(f"blocks={blocks!r}: give a list of block coordinates", hint=f"e.g. {example}")
         gx, gy, gz = self.grid
         ids = set()
         for blk in blocks:
-            c = tuple(int(v) for v in (blk if isinstance(blk, (tuple, list)) else (blk,)))
-            c = c + (0,) * (3 - len(c))
-            if len(c) != 3 or not all(0 <= v < g for v, g in zip(c, self.grid)):
+            c = tuple(blk) if isinstance(blk, (tuple, list, np.ndarray)) else (blk,)
+            if not 1 <= len(c) <= 3 or not all(_index(v) for v in c):
+                raise ArgumentError(f"blocks=: {blk!r} is not a block's coordinates (1 to 3 ints)", hint=f"e.g. {example}")
+            c = tuple(int(v) for v in c) + (0,) * (3 - len(c))
+            if not all(0 <= v < g for v, g in zip(c, self.grid)):
                 raise LaunchError(f"blocks=: block {blk!r} is outside the grid {self.grid}",
                                   hint="block coordinates run from 0 to grid-1 on each axis")
             ids.add(c[0] + c[1] * gx + c[2] * gx * gy)
+        if not ids:
+            raise ArgumentError("blocks=[] names no block, so nothing would run", hint=f"e.g. {example}, or leave "
+                                "blocks= out to run the whole grid")
         return sorted(ids)
 
     def symbol_address(self, name):
@@ -424,6 +432,11 @@ class _Chosen(Batch):
         axis = "xyz".index(name.partition(".")[2] or "x")
         one = (self.ids % gx, (self.ids // gx) % gy, self.ids // (gx * gy))[axis].astype(np.uint32)
         return np.repeat(one, self.tp)
+
+
+def _index(v) -> bool:
+    """An int or numpy integer (not a bool, not a float that int() would truncate)."""
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
 def demangle_local(name: str) -> str:
