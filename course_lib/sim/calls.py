@@ -1,10 +1,13 @@
-"""Calls the simulator understands: ``printf`` (vprintf) and ``assert`` (__assertfail).
+"""Calls the simulator understands — ``printf`` (vprintf) and ``assert`` (__assertfail) — and ``trap``.
 
 NVRTC inlines every ordinary device function, so the only calls left in a kernel's PTX are
 to these system functions. ``printf`` output is formatted here with C's rules and printed in
 thread order (block by block, x fastest) — a GPU prints in no fixed order. Output is capped
-so a printf in a large grid cannot flood the notebook. Other calls (``__noinline__``
-functions, device-side malloc) are reported as unsupported.
+so a printf in a large grid cannot flood the notebook. A failed ``assert`` is
+:class:`AssertionFailed` with the line CUDA prints; ``trap`` (``__trap()``, or the trap NVRTC
+compiles in for a line that always dereferences null) is :class:`KernelTrap`. Other calls
+(recursive or ``__noinline__`` functions, device-side malloc) are reported as unsupported,
+naming the function.
 """
 from __future__ import annotations
 

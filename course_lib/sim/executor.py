@@ -1,6 +1,6 @@
 """The SIMT scheduler: run a kernel's PTX over a whole grid with numpy.
 
-Mechanism. Blocks are run in batches (about a million threads at a time, to bound memory).
+Mechanism. Blocks are run in batches (``plan``: up to 65,536 threads and 256 MiB at a time).
 Within a batch every thread has a program counter. While all live threads share one PC the
 batch is *converged* and each instruction is one numpy operation over all of them. A branch
 that splits them switches to per-thread PCs: the scheduler then always runs the lowest PC
@@ -10,11 +10,13 @@ and the batch becomes converged again once every live thread is at one PC.
 
 ``bar.sync`` parks threads until no thread of the batch can run; then every block whose
 waiting threads are all at the same barrier is released (threads that have exited do not
-count, as on Volta and later). Threads of one block waiting at *different* barriers raise
+count, as on Volta and later). Threads of one block waiting at *different* barriers, or a
+barrier released while threads of its block have already left the kernel, raise
 :class:`BarrierError` — on a GPU that hangs or silently mis-synchronises. An instruction
-budget and a wall-clock limit per batch turn infinite loops into :class:`SimulationLimit`
-naming the loop (the most executed backward branch) and a thread still in it; the limit is
-per batch so that a large launch of many quick batches is never mistaken for a hang.
+budget and a wall-clock limit per batch stop a kernel that does not end (``diagnose`` says
+whether a loop is still running); ``plan`` refuses a launch too large to finish in
+reasonable time, before it starts. Races found in each batch are folded into one
+:class:`Race` per pair of instructions.
 
 ``blocks=[(x, y, z), ...]`` runs only those blocks of the grid (the guarded GPU launch
 checks a launch's corner blocks this way); the others are simply not run.

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .metrics import METRIC_NAMES
-from .races import Race
 
 @dataclass
 class Finding:
