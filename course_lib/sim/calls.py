@@ -136,11 +136,11 @@ def _assert(ins, program, params):
         slots = np.arange(b.n) if mask is None else np.flatnonzero(mask)
         s = int(slots[0])
         text = lambda i: program.read_c_string(int(_param_u64(b, params[i])[s])) if len(params) > i else "?"
-        message, function = text(0), text(3)
+        message, file, function = text(0), text(1), text(3)   # the strings the GPU's message is made of
         line = ins.line or (int(b.callparams[params[2]][0][s]) if len(params) > 2 and params[2] in b.callparams else 0)
         thread, block = program.thread_of(b, s), program.block_of(b, s)
         others = f" ({slots.size} threads failed it together; the first is named below)" if slots.size > 1 else ""
-        cuda = (f"{program.filename}:{line}: {function}: block: [{','.join(map(str, block))}], "
+        cuda = (f"{file if file != '?' else program.filename}:{line}: {function}: block: [{','.join(map(str, block))}], "
                 f"thread: [{','.join(map(str, thread))}] Assertion `{message}` failed.")
         raise AssertionFailed(
             f"Assertion `{message}` failed{others}. On a GPU this thread prints\n    {cuda}\n"
