@@ -157,13 +157,13 @@ def skipped_barrier(program, b, cur, blk, lanes) -> BarrierError:
     skip = _jump_over(program, cur, exit_pc)
     how = ""
     if skip is not None and skip.line != bar.line:
-        text = program.source_line(skip.line)
-        how = f"branched around it at line {skip.line}" + (f" (`{text.strip()}`)" if text else "") + " and "
+        text = _code(program.source_line(skip.line))
+        how = f"branched around it at line {skip.line}" + (f" (`{text}`)" if text else "") + " and "
     if exit_pc >= len(code) - 1 or not left.line:     # the kernel's one shared `ret`
         how += "finished the kernel"
     else:
-        text = program.source_line(left.line)
-        how += f"left the kernel at line {left.line}" + (f" (`{text.strip()}`)" if text else "")
+        text = _code(program.source_line(left.line))
+        how += f"left the kernel at line {left.line}" + (f" (`{text}`)" if text else "")
     return BarrierError(
         f"Barrier skipped: {lanes.size} thread(s) of this block never reach the __syncthreads() on line "
         f"{bar.line} that the other {waiting} thread(s) wait at: they {how}. Every thread of a block must "
@@ -174,6 +174,11 @@ def skipped_barrier(program, b, cur, blk, lanes) -> BarrierError:
         hint="do not return early or put __syncthreads() inside an if that depends on the thread: let every "
              "thread run through the barrier and make only the loads and stores conditional "
              "(if (x < cols && y < rows) ...)")
+
+
+def _code(line):
+    """A source line as quoted in a message: its code, without a trailing // comment."""
+    return " ".join((line or "").split("//")[0].split())
 
 
 def _jump_over(program, bar_pc, exit_pc):
