@@ -21,8 +21,9 @@ def _in_notebook() -> bool:
         from IPython import get_ipython
     except ImportError:
         return False
-    shell = get_ipython()
-    return shell is not None and "IPKernelApp" in getattr(shell, "config", {})
+    shell = get_ipython()   # a kernel's shell (Jupyter, Colab) has one; a terminal IPython has not
+    return shell is not None and (getattr(shell, "kernel", None) is not None
+                                  or "IPKernelApp" in getattr(shell, "config", {}))
 
 
 class Progress:

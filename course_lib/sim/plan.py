@@ -78,9 +78,9 @@ def check_estimate(program, nblocks):
     if work > program.max_work:
         raise _limit(program, f"Not started: {_blocks_text(program, nblocks)} of {program.threads_per_block} "
                               f"thread(s) ({program.slots_per_block} thread slots each: a block runs as whole "
-                              f"warps) is {slots:,} thread slots; running the kernel's "
-                              f"{len(program.kernel.instructions)} PTX instructions once each is already "
-                              f"{work:.2g} thread-steps, about {_duration(work)} of simulation.", nblocks)
+                              f"warps) is {slots:,} thread slots; running each of the kernel's "
+                              f"{len(program.kernel.instructions)} PTX instructions once over them is about "
+                              f"{work:.2g} thread-steps, {_duration(work)} of simulation.", nblocks)
 
 
 def check_projection(program, b, nblocks):
