@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .metrics import METRIC_NAMES
+from .races import Race  # noqa: F401  (the type of SimRun.races)
 
 @dataclass
 class Finding:
