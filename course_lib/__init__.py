@@ -14,13 +14,13 @@ In a notebook (see docs/NOTEBOOK_API.md)::
 import importlib
 
 from .backend import GPU, Result, Simulator, banner, default_backend, setup
-from .errors import (ArgumentError, BarrierError, CompileError, KernelError, LaunchError,
-                     MemoryAccessError, NoGPUError, SimulationLimit, UnsupportedInstruction)
+from .errors import (ArgumentError, AssertionFailed, BarrierError, CompileError, KernelError, KernelTrap,
+                     LaunchError, MemoryAccessError, NoGPUError, SimulationLimit, UnsupportedInstruction)
 from .module import Function, KernelNotFound, RawModule
 from .nvrtc import gpu_available
 
 __all__ = ["RawModule", "Function", "KernelError", "CompileError", "LaunchError", "ArgumentError",
-           "MemoryAccessError", "BarrierError", "SimulationLimit", "UnsupportedInstruction",
+           "MemoryAccessError", "BarrierError", "KernelTrap", "AssertionFailed", "SimulationLimit", "UnsupportedInstruction",
            "NoGPUError", "KernelNotFound", "gpu_available",
            "setup", "banner", "default_backend", "Simulator", "GPU", "Result"]
 

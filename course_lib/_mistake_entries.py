@@ -117,6 +117,66 @@ k.simulate((2, 2), (16, 16), (C, A, B, np.int32(n)))
      fix="Keep every `__syncthreads()` outside conditions that depend on the thread. Do the bounds test "
          "on the loads instead: `As[ty][tx] = (row < n && t*TILE + tx < n) ? A[...] : 0.0f;`.")
 
+_add("sync_in_bounds_check", "__syncthreads() inside the bounds test of a tiled transpose", "BarrierError", r'''
+#define TILE 32
+extern "C" __global__ void transpose(float* out, const float* in, int rows, int cols)
+{
+    __shared__ float tile[TILE][TILE + 1];
+    int x = blockIdx.x * TILE + threadIdx.x;
+    int y = blockIdx.y * TILE + threadIdx.y;
+    if (x < cols && y < rows) {
+        tile[threadIdx.y][threadIdx.x] = in[y * cols + x];
+        __syncthreads();          // wait for the whole tile
+        int ox = blockIdx.y * TILE + threadIdx.x;
+        int oy = blockIdx.x * TILE + threadIdx.y;
+        if (ox < rows && oy < cols)
+            out[oy * rows + ox] = tile[threadIdx.x][threadIdx.y];
+    }
+}
+''', '''
+k = cl.RawModule(code=src, filename="cell.cu").get_function("transpose")
+a, out = random_matrix(40, 70), poisoned(70, 40)
+k.simulate((3, 2), (32, 32), (out, a, np.int32(40), np.int32(70)))
+''', points_at=("wait for the whole tile",), mentions=("never reach", "if (x < cols && y < rows) {", "thread (", "block ("),
+     explanation="On a 40x70 matrix the blocks at the right and bottom edges hang over it: their threads outside "
+                 "the matrix skip the whole `if`, barrier included, and finish while the others wait at the "
+                 "barrier. The CUDA Programming Guide allows `__syncthreads()` in conditional code only if the "
+                 "condition is the same for the whole block. On a GPU this can hang, or release the waiting "
+                 "threads before the tile is complete. On shapes that are multiples of 32 nothing goes wrong, "
+                 "which is why the bug survives its first tests (it is in the CUDA_Freshman transpose).",
+     fix="Close the `if` before the barrier and open a second one after it: every thread reaches "
+         "`__syncthreads()`, and only the loads and stores are conditional.")
+
+_add("assert_block_shape", "A kernel that assumes its block shape, launched with another", "AssertionFailed", r'''
+#define TILE 32
+extern "C" __global__ void transpose(float* out, const float* in, int rows, int cols)
+{
+    assert(blockDim.x == TILE && blockDim.y == TILE);   // one thread per tile element
+    __shared__ float tile[TILE][TILE + 1];
+    int x = blockIdx.x * TILE + threadIdx.x;
+    int y = blockIdx.y * TILE + threadIdx.y;
+    if (x < cols && y < rows)
+        tile[threadIdx.y][threadIdx.x] = in[y * cols + x];
+    __syncthreads();
+    x = blockIdx.y * TILE + threadIdx.x;
+    y = blockIdx.x * TILE + threadIdx.y;
+    if (x < rows && y < cols)
+        out[y * rows + x] = tile[threadIdx.x][threadIdx.y];
+}
+''', '''
+k = cl.RawModule(code=src, filename="cell.cu").get_function("transpose")
+a, out = random_matrix(64, 96), poisoned(96, 64)
+k.simulate((3, 2), (32, 8), (out, a, np.int32(64), np.int32(96)))
+''', points_at=("assert(blockDim.x == TILE",), mentions=("Assertion `", "failed", "thread (", "block ("),
+     explanation="The kernel moves a 32x32 tile with one thread per element, and says so with an `assert`; the "
+                 "launch uses 32x8 blocks (the shape of notebook 06's kernels). Without the assert, three "
+                 "quarters of every tile would never be loaded and the output would be quietly wrong; with "
+                 "it, the first thread of the first block stops the kernel. On a GPU a failed assert prints "
+                 "the assertion and makes every later CUDA call of the process fail (device-side assert "
+                 "triggered), so the notebook must be restarted.",
+     fix="Launch with `block=(32, 32)`, or let each thread of a 32x8 block move four elements "
+         "(`for (int j = 0; j < TILE; j += 8)`, notebook 06) and assert that shape instead.")
+
 # ----------------------------------------------------------------------------- memory accesses
 
 _add("off_by_one", "Off-by-one bound: i <= n", "MemoryAccessError", r'''

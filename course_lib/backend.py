@@ -163,7 +163,8 @@ class Simulator:
 
     def run(self, target, a=None, *, shape=None, dtype=np.float32, block=None, tile=None, copy=False,
             name=None, seed=0, **params) -> Result:
-        sim_opts = {k: params.pop(k) for k in ("check_races", "trace_block", "max_steps", "timeout") if k in params}
+        sim_opts = {k: params.pop(k) for k in ("check_races", "trace_block", "max_steps", "timeout", "max_work",
+                                               "progress") if k in params}
         k = as_kernel(target, dtype, block, tile, copy, **params)
         a = random_matrix(*(shape or self.shape), _dtype(k, dtype), seed) if a is None else a
         out, run = k.simulate(a, **sim_opts)

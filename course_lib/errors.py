@@ -92,6 +92,16 @@ class BarrierError(KernelError):
     """Threads of one block wait at different barriers, or some can never reach one (simulator)."""
 
 
+class KernelTrap(KernelError):
+    """The kernel stopped itself (simulator): ``__trap()``, or a trap NVRTC compiled in where the code
+    always does something undefined (a null-pointer access). On a GPU the launch fails and the CUDA
+    context is lost."""
+
+
+class AssertionFailed(KernelTrap):
+    """A device-side ``assert()`` was false (simulator): CUDA's "Assertion `...` failed"."""
+
+
 class SimulationLimit(KernelError):
     """The simulator stopped a kernel that ran past its instruction budget (an infinite loop?)."""
 

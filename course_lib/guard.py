@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import BarrierError, KernelError, MemoryAccessError, SimulationLimit
+from .errors import BarrierError, KernelError, KernelTrap, MemoryAccessError, SimulationLimit
 from .launch import check_args, check_config
 
 ENABLED = os.environ.get("COURSE_LIB_GUARD", "1").lower() not in ("0", "off", "false", "no")
@@ -136,16 +136,14 @@ def check(fn, grid, block, args, shared_mem=0, *, budget=BUDGET_S, limits=None, 
                           filename=fn.module.filename, check_races=False, count_metrics=False, timeout=budget, echo=False,
                           blocks=chosen, trace_block=-1)
         program.run()
-    except (MemoryAccessError, BarrierError) as err:
+    except (MemoryAccessError, BarrierError, KernelTrap) as err:   # a failed assert, a trap: the context dies
         raise refused(err, chosen, t0) from None
     except SimulationLimit as err:
-        if not getattr(err, "timed_out", True):
+        if getattr(err, "reason", "") == "loop" and not err.timed_out:   # a loop past max_steps: it would hang the GPU
             raise refused(err, chosen, t0) from None
         return GuardReport(True, chosen, time.perf_counter() - t0,
                            f"still running after {budget} s: launched without a verdict")
     except KernelError as err:
-        if err.message.startswith("assert("):   # a device assert would also poison the CUDA context
-            raise refused(err, chosen, t0) from None
         return GuardReport(True, chosen, time.perf_counter() - t0, f"the simulator could not finish ({err.message})")
     except Exception as err:  # a simulator bug must never stop a student's launch
         return GuardReport(True, chosen, time.perf_counter() - t0, f"the simulator failed ({type(err).__name__}: {err})")

@@ -11,6 +11,7 @@ Nothing here touches CuPy or NVRTC.
 """
 from __future__ import annotations
 
+import operator
 import re
 from dataclasses import dataclass
 
@@ -137,17 +138,35 @@ def _split_args(text):
 # ----------------------------------------------------------------------------- configuration
 
 def dim3(value, what) -> tuple:
-    if isinstance(value, (int, np.integer)):
-        value = (int(value),)
+    """(x, y, z) from an int or a tuple of 1-3 ints; anything else is an ArgumentError, never a guess
+    (tuple("32") is ('3', '2'), int(31.9) is 31, True is 1: each would launch something else)."""
+    items = list(value) if isinstance(value, (tuple, list)) or getattr(value, "ndim", 0) == 1 else [value]
+    example = f"{what}=(32, 8)" if what == "block" else f"{what}=((cols + 31) // 32, (rows + 31) // 32)"
+    if not 1 <= len(items) <= 3:
+        raise ArgumentError(f"{what}={value!r}: give 1 to 3 dimensions (x, y, z)", hint=f"e.g. {example}")
+    dims = []
+    for axis, v in zip("xyz", items):
+        if isinstance(v, (bool, np.bool_)) or not _is_integer(v):
+            why = ("a float (/ divides to a float in Python)" if isinstance(v, (float, np.floating))
+                   else "None" if v is None else
+                   f"a {type(v).__name__}" + (", not a number" if isinstance(v, (str, bytes)) else ""))
+            raise ArgumentError(f"{what}={value!r}: dimension {axis} is {why}; sizes must be ints",
+                                hint=f"e.g. {example}: // is integer division, (n + 31) // 32 rounds up")
+        dims.append(int(v))
+    if any(d < 1 for d in dims):
+        raise ArgumentError(f"{what}={value!r}: every dimension must be at least 1",
+                            hint="compute the grid with ceiling division: (n + TILE - 1) // TILE; a shape with a "
+                                 "zero-size side needs no launch at all")
+    return tuple(dims) + (1,) * (3 - len(dims))
+
+
+def _is_integer(v):
+    """An int, a numpy integer, or a 0-d integer array (anything with __index__)."""
     try:
-        dims = tuple(int(v) for v in value)
+        operator.index(v)
+        return True
     except TypeError:
-        raise LaunchError(f"{what} must be an int or a tuple of up to 3 ints, not {value!r}",
-                          hint=f"e.g. {what}=(32, 8)") from None
-    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
-        raise LaunchError(f"{what}={value!r}: every dimension must be at least 1 (and at most 3 dimensions)",
-                          hint="compute the grid with ceiling division: (n + TILE - 1) // TILE")
-    return dims + (1,) * (3 - len(dims))
+        return False
 
 
 def check_config(grid, block, shared_mem=0, *, static_shared=0, maxntid=None, limits=None, kernel="kernel"):
@@ -166,8 +185,10 @@ def check_config(grid, block, shared_mem=0, *, static_shared=0, maxntid=None, li
                               hint="put the long dimension on x (up to 2**31-1 blocks), or loop inside the kernel")
     if maxntid is not None and threads > int(np.prod(maxntid)):
         raise LaunchError(f"{kernel} declares __launch_bounds__({int(np.prod(maxntid))}) but is launched with {threads} threads per block")
-    if not isinstance(shared_mem, (int, np.integer)) or shared_mem < 0:
-        raise LaunchError(f"shared_mem must be a number of bytes >= 0, not {shared_mem!r}")
+    if isinstance(shared_mem, (bool, np.bool_)) or not _is_integer(shared_mem) or shared_mem < 0:
+        raise ArgumentError(f"shared_mem must be an int number of bytes >= 0, not {shared_mem!r}",
+                            hint="the bytes of dynamic shared memory per block, e.g. shared_mem=32 * 33 * 4")
+    shared_mem = int(shared_mem)
     if static_shared > lim["shared_default"]:
         # ptxas refuses such a kernel: only dynamic shared memory can go past 48 KiB (opt-in)
         raise LaunchError(f"{kernel} declares {static_shared} bytes ({static_shared / 1024:.0f} KiB) of __shared__ "
@@ -219,6 +240,24 @@ def _check_pointer(arg, p, label):
     if flags is not None and not flags["C_CONTIGUOUS"]:
         raise ArgumentError(f"{label}: the array is not contiguous in memory (a transposed view or a slice?)",
                             hint="pass np.ascontiguousarray(a): a kernel sees only raw memory, not numpy's strides")
+    if arg.dtype.hasobject:
+        raise ArgumentError(f"{label}: a numpy array of Python objects ({arg.dtype}) holds pointers to Python "
+                            "objects, not numbers a kernel can read", hint="build it with a numeric dtype, e.g. "
+                            "np.array(values, dtype=np.float32)")
+    if not arg.dtype.isnative:
+        raise ArgumentError(f"{label}: the array is big-endian ({arg.dtype.str}); a GPU reads little-endian "
+                            "numbers, so every element would be misread",
+                            hint=f"convert it: a.astype(a.dtype.newbyteorder('='))")
+    if p is not None and p.ctype.count("*") >= 2 and isinstance(arg, np.ndarray):
+        raise ArgumentError(f"{label} is a pointer to pointers: an array of device addresses, which a host "
+                            "(numpy) array cannot hold", hint="pass one flat array and index it as "
+                            "a[row * cols + col]; the simulator cannot follow pointers stored in memory")
+    if isinstance(arg, np.ndarray) and not arg.flags.writeable and p is not None and not p.const:
+        # the kernel may write through a non-const pointer: the simulator writes into the array in
+        # place and the GPU path copies it back, and both would fail on read-only memory
+        raise ArgumentError(f"{label}: the array is read-only (a.flags.writeable is False), but the parameter "
+                            f"is not const, so the kernel may write to it", hint="pass a writable copy, "
+                            f"np.array(a); or, if the kernel only reads it, declare it const {p.ctype}")
     want = p.dtype if p else None
     if want is not None and p.base not in ("unsigned char", "uint8_t", "char", "void") and want.itemsize != arg.dtype.itemsize:
         raise ArgumentError(
@@ -234,21 +273,42 @@ def _check_scalar(arg, p, ptype, psize, label):
     if is_array(arg) and getattr(arg, "ndim", 0) > 0:
         raise ArgumentError(f"{label} is a scalar parameter but got an array",
                             hint="pass a number, e.g. np.int32(n)")
+    if isinstance(arg, np.ndarray):          # a 0-d array is a number in numpy's eyes
+        arg = arg[()]
     want = p.dtype if p and p.dtype is not None else _ptx_dtype(ptype, psize)
     if want is None:  # a struct passed by value: pass the bytes through
         return arg
-    if isinstance(arg, (bool, int, float, np.number, np.bool_)):
-        if want.kind in "iu" and isinstance(arg, (float, np.floating)) and float(arg) != int(arg):
+    if isinstance(arg, (complex, np.complexfloating)):
+        raise ArgumentError(f"{label} is a real {want} parameter but got the complex number {arg!r}",
+                            hint="pass arg.real (and arg.imag as another parameter if the kernel needs it)")
+    if not isinstance(arg, (bool, int, float, np.number, np.bool_)):
+        raise ArgumentError(f"{label} needs a number, not {type(arg).__name__}",
+                            hint=f"e.g. np.{want.name}(n)")
+    if want.kind in "iu":
+        if isinstance(arg, (float, np.floating)) and not np.isfinite(arg):
+            raise ArgumentError(f"{label} is an integer parameter but got {arg!r}, which no integer can hold",
+                                hint="check how the value was computed (a division by zero? a NaN in the data?)")
+        if isinstance(arg, (float, np.floating)) and float(arg) != int(arg):
             raise ArgumentError(f"{label} is an integer parameter but got {arg!r}",
                                 hint="pass an int (// divides to an int in Python); if the value was meant for "
                                      "another parameter, check the order of the arguments")
-        if want.kind in "iu":
-            info = np.iinfo(want)
-            if not info.min <= int(arg) <= info.max:
-                raise ArgumentError(f"{label}: {arg} does not fit in {want}",
-                                    hint="the value overflows the parameter type; use a 64-bit parameter (long long / size_t)")
-        return np.asarray(arg).astype(want)[()]
-    raise ArgumentError(f"{label} needs a number, not {type(arg).__name__}")
+        info = np.iinfo(want)
+        if not info.min <= int(arg) <= info.max:
+            raise ArgumentError(f"{label}: {arg} does not fit in {want} ({info.min}..{info.max})",
+                                hint="the value overflows the parameter type; use a 64-bit parameter (long long / size_t)")
+        return np.asarray(int(arg)).astype(want)[()]
+    try:
+        with np.errstate(over="ignore"):
+            value = np.asarray(arg).astype(want)[()]
+        too_big = want.kind == "f" and np.isinf(value) and np.isfinite(float(arg))
+    except (OverflowError, TypeError, ValueError):
+        value, too_big = None, True
+    if too_big:
+        shown = (f"a {len(str(abs(arg)))}-digit integer" if isinstance(arg, int) and abs(arg) >= 10**308
+                 else f"{float(arg):.6g}")
+        raise ArgumentError(f"{label}: {shown} is too large for {want} (its largest value is {np.finfo(want).max:g})",
+                            hint="use a wider type for the parameter (double), or scale the value")
+    return value
 
 
 def _ptx_dtype(ptype, size):

@@ -9,7 +9,9 @@
   and returns a :class:`~course_lib.sim.result.SimRun` with Nsight-Compute-style metrics.
 
 Sources can be text or a file in ``kernels/`` (``RawModule(path="tile")``), with ``defines``
-turned into ``-D`` options. Template kernels may be asked for by expression (``"tile<32, 8>"``)
+turned into ``-D`` options. ``#include`` of a host header whose device part NVRTC builds in
+(``<cstdio>``, ``<cassert>``, ``<cmath>``, ``<cuda_runtime.h>`` ...) is dropped before compiling, so
+a kernel written for nvcc compiles as is (the line stays, commented, so line numbers hold). Template kernels may be asked for by expression (``"tile<32, 8>"``)
 even when not listed in ``name_expressions``: the module recompiles with it added.
 """
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from . import nvrtc, ptx
-from .errors import KernelError, NoGPUError
+from .errors import ArgumentError, KernelError, NoGPUError
 from .launch import check_args, check_config, kernel_signature
 
 
@@ -58,12 +60,18 @@ class RawModule:
                 raise KernelError(f"no kernel file '{path}'", hint=f"kernels/ has: {', '.join(known)}")
             code = p.read_text()
             filename = filename or p.name
+        if not isinstance(code, str):
+            raise ArgumentError(f"code= must be the CUDA source as a str, not {type(code).__name__}",
+                                hint="RawModule(code=src) with src a string; or RawModule(path='file.cu')")
         self.code = code
         self.filename = filename or "kernel.cu"
+        if defines is not None and not isinstance(defines, dict):
+            raise ArgumentError(f"defines= must be a dict of macro names and values, not {type(defines).__name__}",
+                                hint='e.g. defines={"TILE": 32}')
         self.defines = dict(defines or {})
-        self.options = tuple(options) + tuple(f"-D{k}={v}" for k, v in self.defines.items()) + (
-            f"--include-path={KERNELS_DIR}",)
-        self.name_expressions = tuple(name_expressions)
+        self.options = _strings(options, "options", '("-std=c++17", "-DTILE=32")') + tuple(
+            f"-D{k}={v}" for k, v in self.defines.items()) + (f"--include-path={KERNELS_DIR}",)
+        self.name_expressions = _strings(name_expressions, "name_expressions", '["transpose<32, 1>"]')
         self._compiled = None
         self._parsed = None
         self._functions = {}
@@ -82,7 +90,7 @@ class RawModule:
     def compile(self):
         """Compile now (to PTX for the simulator); raises CompileError with a caret."""
         if self._compiled is None:
-            self._compiled = nvrtc.compile_source(self.code, options=self.options,
+            self._compiled = nvrtc.compile_source(for_nvrtc(self.code), options=self.options,
                                                   name_expressions=self.name_expressions, filename=self.filename)
             self._parsed = ptx.parse(self._compiled.ptx, self.filename)
         return self
@@ -96,7 +104,7 @@ class RawModule:
         return self.compile()._parsed
 
     def cubin_for_gpu(self):
-        return nvrtc.compile_source(self.code, options=self.options, name_expressions=self.name_expressions,
+        return nvrtc.compile_source(for_nvrtc(self.code), options=self.options, name_expressions=self.name_expressions,
                                     filename=self.filename, want_cubin=True)
 
     def kernel_names(self) -> list[str]:
@@ -107,6 +115,10 @@ class RawModule:
         return names
 
     def get_function(self, name: str) -> "Function":
+        if not isinstance(name, str):
+            raise ArgumentError(f"get_function needs the kernel's name as a str, not {type(name).__name__}",
+                                hint="e.g. get_function('transpose'); this module has: "
+                                     + ", ".join(_mangled_base(n) or n for n in self.kernel_names()))
         if name in self._functions:
             return self._functions[name]
         self.compile()
@@ -135,6 +147,39 @@ class RawModule:
             f"the module has no kernel named '{name}'",
             hint=(f"did you mean {', '.join(repr(x) for x in close)}? " if close else "")
             + f"kernels in this module: {', '.join(bases) or 'none (is the function marked __global__?)'}")
+
+
+# Host headers nvcc users include whose device-side contents NVRTC declares itself (printf,
+# assert, the math functions, threadIdx & co.); NVRTC has no host headers, so it cannot open them.
+BUILT_IN_HEADERS = ("stdio.h", "cstdio", "assert.h", "cassert", "math.h", "cmath", "cuda_runtime.h",
+                    "device_launch_parameters.h")
+_BUILT_IN_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](' + "|".join(map(re.escape, BUILT_IN_HEADERS))
+                               + r')[>"][^\n]*', re.M)
+
+
+def for_nvrtc(code: str) -> str:
+    """The source as NVRTC gets it: includes of BUILT_IN_HEADERS commented out, line for line."""
+    return _BUILT_IN_INCLUDE.sub(lambda m: f"// {m[0].strip()}: built into NVRTC", code)
+
+
+def _strings(value, what, example) -> tuple:
+    """A tuple of str from a tuple/list of str; a bare str is refused, since tuple("-O3") would
+    split it into characters (like CuPy, NVRTC takes one option or name per item)."""
+    if value is None:
+        return ()
+    if isinstance(value, (str, bytes)):
+        raise ArgumentError(f"{what}={value!r} is one string; {what} takes a tuple or list of strings",
+                            hint=f"{what}=({value!r},) — or several, e.g. {what}={example}")
+    try:
+        items = tuple(value)
+    except TypeError:
+        raise ArgumentError(f"{what} must be a tuple or list of strings, not {type(value).__name__}",
+                            hint=f"e.g. {what}={example}") from None
+    bad = [v for v in items if not isinstance(v, str)]
+    if bad:
+        raise ArgumentError(f"{what}: every item must be a str, but {bad[0]!r} is a {type(bad[0]).__name__}",
+                            hint=f"e.g. {what}={example}")
+    return items
 
 
 def _mangled_base(entry: str) -> str | None:
@@ -178,15 +223,30 @@ class Function:
 
     # ------------------------------------------------------------------ simulator
     def simulate(self, grid, block, args, shared_mem=0, *, check_races=True, max_steps=100_000,
-                 timeout=8.0, trace_block=(0, 0, 0), progress=None, echo=True, blocks=None):
+                 timeout=8.0, trace_block=(0, 0, 0), progress=True, echo=True, blocks=None,
+                 max_work=None):
         """Run on the CPU simulator; arrays are updated in place. Returns a SimRun.
 
-        ``timeout`` is per batch of blocks (up to 65,536 threads): a batch still running after
-        that many seconds is stopped as a probable infinite loop. ``blocks=[(x, y, z), ...]``
-        runs only those blocks of the grid."""
-        from .sim import simulate
+        ``blocks=[(x, y, z), ...]`` runs only those blocks of the grid. Limits, each named with its
+        value when reached: ``max_steps`` and ``timeout`` (seconds) per batch of blocks (up to 65,536
+        threads), so an infinite loop stops; ``max_work`` (thread-steps, default
+        ``course_lib.sim.plan.MAX_WORK``, about 90 s) for the whole launch, checked before it
+        starts and after its first batch. ``progress``: a display of blocks done for runs longer
+        than two seconds (False: none; or any callable(done, total))."""
+        from .progress import Progress
+        from .sim import plan, simulate
         g, b = check_config(grid, block, shared_mem, static_shared=self.static_shared_bytes,
                             maxntid=self.kernel.maxntid, kernel=self.name)
         args = check_args(args, self.kernel.params, self.signature, self.name)
+        for name, value in (("max_steps", max_steps), ("timeout", timeout), ("max_work", max_work)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float, np.number))
+                                      or not value > 0):
+                raise ArgumentError(f"{name}={value!r}: a limit must be a number above 0",
+                                    hint=f"leave {name}= out for the default, or pass a larger number to wait longer")
+        if progress is True:
+            progress = Progress(f"simulating {self.name}")
+        elif progress is not False and progress is not None and not callable(progress):
+            raise ArgumentError(f"progress={progress!r}: pass True, False, or a callable(done, total)")
         return simulate(self, g, b, args, shared_mem, check_races=check_races, max_steps=max_steps,
-                        timeout=timeout, trace_block=trace_block, progress=progress, echo=echo, blocks=blocks)
+                        timeout=timeout, trace_block=trace_block, progress=progress or None, echo=echo,
+                        blocks=blocks, max_work=plan.MAX_WORK if max_work is None else max_work)

@@ -138,23 +138,66 @@ def _cache_key(source, options, names, arch, want_cubin) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
 def _disk_load(key) -> Compiled | None:
-    meta = CACHE_DIR / f"{key}.json"
+    """The cached compilation for `key`, or None if there is none or it cannot be trusted: not a
+    JSON object, a field missing or of the wrong type, or PTX/CUBIN whose hash differs from the
+    one stored with it (a truncated write, a disk error, an edit). A bad entry is deleted, so the
+    caller recompiles and stores a good one instead of failing on it every time."""
+    meta, blob = CACHE_DIR / f"{key}.json", CACHE_DIR / f"{key}.cubin"
     try:
         d = json.loads(meta.read_text())
-        cubin = (CACHE_DIR / f"{key}.cubin").read_bytes() if d.pop("has_cubin") else None
-        return Compiled(cubin=cubin, **d)
-    except (OSError, ValueError, TypeError):
+    except FileNotFoundError:
         return None
+    except (OSError, ValueError):
+        return _discard(meta, blob)
+    try:
+        cubin = blob.read_bytes() if isinstance(d, dict) and d.get("has_cubin") is True else None
+    except OSError:
+        cubin = b""                                   # announced but unreadable: fails the hash below
+    if not _trusted(d, cubin):
+        return _discard(meta, blob)
+    return Compiled(ptx=d["ptx"], cubin=cubin, lowered_names=d["lowered_names"], log=d["log"],
+                    arch=d["arch"], entries=d["entries"])
+
+
+def _trusted(d, cubin) -> bool:
+    if not isinstance(d, dict):
+        return False
+    shapes = dict(ptx=str, lowered_names=dict, log=str, arch=int, entries=list, has_cubin=bool, ptx_sha256=str)
+    if any(not isinstance(d.get(k), t) for k, t in shapes.items()):
+        return False
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in d["lowered_names"].items()):
+        return False
+    if not all(isinstance(e, str) for e in d["entries"]) or _sha(d["ptx"].encode()) != d["ptx_sha256"]:
+        return False
+    return cubin is None or _sha(cubin) == d.get("cubin_sha256")
+
+
+def _discard(*paths):
+    for p in paths:
+        try:
+            p.unlink()
+        except OSError:
+            pass
+    return None
 
 
 def _disk_store(key, c: Compiled) -> None:
+    """Write the entry: the CUBIN first, then the JSON with both hashes, each to a temporary file
+    renamed into place, so a reader never sees half an entry as a whole one."""
     try:
         CACHE_DIR.mkdir(parents=True, exist_ok=True)
         d = dict(ptx=c.ptx, lowered_names=c.lowered_names, log=c.log, arch=c.arch,
-                 entries=c.entries, has_cubin=c.cubin is not None)
+                 entries=c.entries, has_cubin=c.cubin is not None, ptx_sha256=_sha(c.ptx.encode()))
         if c.cubin is not None:
-            (CACHE_DIR / f"{key}.cubin").write_bytes(c.cubin)
+            d["cubin_sha256"] = _sha(c.cubin)
+            tmp = CACHE_DIR / f"{key}.cubin.tmp{os.getpid()}"
+            tmp.write_bytes(c.cubin)
+            tmp.replace(CACHE_DIR / f"{key}.cubin")
         tmp = CACHE_DIR / f"{key}.json.tmp{os.getpid()}"
         tmp.write_text(json.dumps(d))
         tmp.replace(CACHE_DIR / f"{key}.json")

@@ -8,7 +8,7 @@ import course_lib as cl
 from course_lib import mistakes
 from course_lib.errors import KernelError
 
-SIMULATOR_KINDS = {"MemoryAccessError", "BarrierError", "SimulationLimit", "uninitialized read",
+SIMULATOR_KINDS = {"MemoryAccessError", "BarrierError", "SimulationLimit", "AssertionFailed", "uninitialized read",
                    "RAW race", "WAR race", "WAW race"}
 
 

@@ -34,7 +34,8 @@ def simulate(fn, grid, block, args, shared_mem=0, **options) -> SimRun:
         if isinstance(arg, np.ndarray):
             p = fn.signature[i] if fn.signature and i < len(fn.signature) else None
             label = f"argument {i}" + (f" '{p.name}'" if p else "") + f" ({'x'.join(map(str, arg.shape))} {arg.dtype})"
-            raw = memory.add(p.name if p else f"arg{i}", arg, label=label).to_bytes(8, "little")
+            raw = memory.add(p.name if p else f"arg{i}", arg, label=label,
+                             writable=bool(arg.flags.writeable)).to_bytes(8, "little")
         else:
             raw = np.asarray(arg).tobytes()
         params.extend(raw[:psize].ljust(psize, b"\0"))
@@ -49,8 +50,11 @@ def simulate(fn, grid, block, args, shared_mem=0, **options) -> SimRun:
 
 def _trace(options, grid):
     tb = options.pop("trace_block", (0, 0, 0))
-    if isinstance(tb, (tuple, list)):
-        tb = tuple(tb) + (0,) * (3 - len(tb))
-        tb = tb[0] + tb[1] * grid[0] + tb[2] * grid[0] * grid[1]
-    options["trace_block"] = int(tb)
+    c = tuple(tb) if isinstance(tb, (tuple, list)) else (tb,)
+    if not 1 <= len(c) <= 3 or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in c):
+        from ..errors import ArgumentError
+        raise ArgumentError(f"trace_block={tb!r}: give the block whose accesses to record, e.g. (0, 0)",
+                            hint="trace_block=(x, y) names one block of the grid (a linear index also works)")
+    c = tuple(int(v) for v in c) + (0,) * (3 - len(c))
+    options["trace_block"] = c[0] + c[1] * grid[0] + c[2] * grid[0] * grid[1]
     return options

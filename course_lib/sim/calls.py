@@ -1,10 +1,13 @@
-"""Calls the simulator understands: ``printf`` (vprintf) and ``assert`` (__assertfail).
+"""Calls the simulator understands — ``printf`` (vprintf) and ``assert`` (__assertfail) — and ``trap``.
 
 NVRTC inlines every ordinary device function, so the only calls left in a kernel's PTX are
 to these system functions. ``printf`` output is formatted here with C's rules and printed in
 thread order (block by block, x fastest) — a GPU prints in no fixed order. Output is capped
-so a printf in a large grid cannot flood the notebook. Other calls (``__noinline__``
-functions, device-side malloc) are reported as unsupported.
+so a printf in a large grid cannot flood the notebook. A failed ``assert`` is
+:class:`AssertionFailed` with the line CUDA prints; ``trap`` (``__trap()``, or the trap NVRTC
+compiles in for a line that always dereferences null) is :class:`KernelTrap`. Other calls
+(recursive or ``__noinline__`` functions, device-side malloc) are reported as unsupported,
+naming the function.
 """
 from __future__ import annotations
 
@@ -13,32 +16,54 @@ import struct
 
 import numpy as np
 
-from ..errors import KernelError, UnsupportedInstruction
+from ..errors import AssertionFailed, KernelTrap, UnsupportedInstruction
 from .memory import LOCAL_WINDOW
 
 PRINTF_LIMIT = 2000
 _SPEC = re.compile(r"%([-+ #0]*)(\d+|\*)?(?:\.(\d+|\*))?(hh|h|ll|l|z|j|t|L)?([diouxXeEfFgGaAcspn%])")
 
 
-def build_call(ins, program):
-    text = ins.operands[0].value if ins.operands else ""
-    m = re.match(r"\((.*?)\)\s*,\s*([\w$]+)\s*,\s*\((.*?)\)", text or "", re.S)
+def call_target(ins):
+    """(function name, [param names]) of a ``call`` instruction. PTX writes it
+    ``call.uni (retval0), vprintf, (param0, param1);`` or, with no return value,
+    ``call.uni __assertfail, (param0, ...);``: read it from the instruction's text."""
+    m = re.match(r"call(?:\.\w+)*\s+(?:\([^)]*\)\s*,\s*)?([\w$]+)\s*(?:,\s*\(([^)]*)\))?", ins.text or "", re.S)
     if not m:
-        m2 = re.match(r"\s*\(?\s*\)?\s*,?\s*([\w$]+)", text or "")
-        target = m2[1] if m2 else "?"
-        params = []
-    else:
-        target, params = m[2], [p.strip() for p in m[3].split(",") if p.strip()]
+        return "?", []
+    return m[1], [p.strip() for p in (m[2] or "").split(",") if p.strip()]
+
+
+def build_call(ins, program):
+    target, params = call_target(ins)
     if target == "vprintf":
         return _printf(ins, program, params)
     if target == "__assertfail":
         return _assert(ins, program, params)
+    what, hint = _unsupported_call(target, program)
 
     def run(b, mask):
-        raise UnsupportedInstruction(
-            f"the kernel calls '{target}', which the simulator cannot run", line=ins.line or None,
-            hint="mark helper functions __forceinline__, or run this kernel on a GPU")
+        raise UnsupportedInstruction(what, line=ins.line or None, hint=hint)
     return run
+
+
+def _unsupported_call(target, program):
+    """What to say about a call the simulator cannot follow, by what the callee is."""
+    if target in ("malloc", "free", "__cxa_vec_new", "_Znwm", "_Znam", "_ZdlPv", "_ZdaPv"):
+        return (f"the kernel allocates memory on the device ({target}: malloc/free/new/delete in a kernel), "
+                "which the simulator does not model",
+                "allocate the buffer on the host (np.empty) and pass it as an argument, or a __shared__ array "
+                "per block; or run this kernel on a GPU")
+    return (f"the kernel calls the device function {demangled(target)}() as a real call (NVRTC did not "
+            "inline it: it is recursive, or marked __noinline__), which the simulator cannot run",
+            "mark helper functions __forceinline__ and turn recursion into a loop; or run this kernel on a GPU")
+
+
+def demangled(symbol: str) -> str:
+    """'_Z3fibi' -> 'fib' (the name as written); other symbols unchanged."""
+    m = re.match(r"_Z(?:N\d*)?(\d+)(\w+)", symbol)
+    if m and len(m[2]) >= int(m[1]):
+        return m[2][:int(m[1])]
+    return symbol
 
 
 def _param_u64(b, name):
@@ -105,12 +130,48 @@ def format_c(fmt: str, args: bytes, program=None) -> str:
 
 
 def _assert(ins, program, params):
+    """__assertfail(message, file, line, function, char size): NVRTC calls it only when the
+    condition is false, so a passing assert costs one compare and branch, as on the GPU."""
     def run(b, mask):
         slots = np.arange(b.n) if mask is None else np.flatnonzero(mask)
         s = int(slots[0])
-        msg = program.read_c_string(int(_param_u64(b, params[0])[s])) if params else "assertion"
-        raise KernelError(f"assert({msg}) failed in the kernel", line=ins.line or None,
-                          source_line=program.source_line(ins.line), filename=program.filename,
-                          thread=program.thread_of(b, s), block=program.block_of(b, s),
-                          hint=f"{len(slots)} thread(s) failed this assertion in this step")
+        text = lambda i: program.read_c_string(int(_param_u64(b, params[i])[s])) if len(params) > i else "?"
+        message, file, function = text(0), text(1), text(3)   # the strings the GPU's message is made of
+        line = ins.line or (int(b.callparams[params[2]][0][s]) if len(params) > 2 and params[2] in b.callparams else 0)
+        thread, block = program.thread_of(b, s), program.block_of(b, s)
+        others = f" ({slots.size} threads failed it together; the first is named below)" if slots.size > 1 else ""
+        cuda = (f"{file if file != '?' else program.filename}:{line}: {function}: block: [{','.join(map(str, block))}], "
+                f"thread: [{','.join(map(str, thread))}] Assertion `{message}` failed.")
+        raise AssertionFailed(
+            f"Assertion `{message}` failed{others}. On a GPU this thread prints\n    {cuda}\n"
+            "and the kernel stops; every later CUDA call in the process then fails with "
+            "'device-side assert triggered' (restart the Python kernel to recover).",
+            line=line or None, source_line=program.source_line(line), filename=program.filename,
+            thread=thread, block=block,
+            hint=f"`{message}` is false for this thread: print what it tests for this thread (printf, or "
+                 "blocks=[...] to simulate just this block), and check the launch (grid, block, sizes) "
+                 "against what the kernel assumes")
+    return run
+
+
+def build_trap(ins, program):
+    """``trap``: a __trap() the student wrote, or one NVRTC put in place of code whose behaviour is
+    always undefined (it compiles ``*(float*)0 = x`` or a load through nullptr to a trap)."""
+    written = bool(re.search(r"\b__trap\s*\(|\btrap\b", program.source_line(ins.line) or ""))
+
+    def run(b, mask):
+        s = int(np.flatnonzero(mask)[0]) if mask is not None else 0
+        where = dict(line=ins.line or None, source_line=program.source_line(ins.line), filename=program.filename,
+                     thread=program.thread_of(b, s), block=program.block_of(b, s))
+        if written:
+            raise KernelTrap("The kernel called __trap(): on a GPU the launch fails at once and the CUDA "
+                             "context is lost (every later CUDA call in the process fails).", **where,
+                             hint="__trap() is an emergency stop; to report a problem from a kernel use "
+                                  "assert(condition), or printf and return")
+        raise KernelTrap(
+            f"Line {ins.line} always does something undefined, so NVRTC compiled it to a trap (a deliberate "
+            "crash): most often a load or store through a null pointer (nullptr, (T*)0, or a pointer never "
+            "set). On a GPU the launch fails and the CUDA context is lost.", **where,
+            hint="check every pointer used on this line: each must point into an array (a kernel argument, a "
+                 "__shared__ array or a local one) before it is read or written")
     return run

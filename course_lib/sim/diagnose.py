@@ -3,8 +3,11 @@
 - ``note_uninitialized``: a read of never-written shared memory becomes one Finding per
   source line, naming the array and element, and — when another block of the batch wrote
   that element of *its* copy — saying that shared memory is per block;
-- ``limit_error``: an instruction budget or wall-clock stop names the loop that did not end
-  (the most executed backward branch: its first and last source lines) and a thread in it.
+- ``limit_error``: an instruction budget or wall-clock stop inside a running loop names the loop
+  (its first and last source lines) and a thread in it; a stop in straight-line code names the
+  limit that was reached, with its value and how to raise it;
+- ``divergent_barrier``, ``skipped_barrier``: threads of a block at different barriers, or some
+  gone from the kernel while the others wait at one.
 
 The executor decides *when*; this module only decides what to say.
 """
@@ -13,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ptx as ptxmod
-from ..errors import SimulationLimit
+from ..errors import BarrierError, SimulationLimit
 from .memory import SHARED_START
 from .result import Finding
 
@@ -57,42 +60,55 @@ def writers_elsewhere(program, b, slot, addr):
     return [program.block_coords(program._linear(b, int(k))) for k in written[:4] if k != mine]
 
 
-def limit_error(program, b, mask, elapsed) -> SimulationLimit:
+def limit_error(program, b, cur, mask, elapsed) -> SimulationLimit:
+    """The batch ran past max_steps or its timeout, stopped at instruction `cur`. Only a loop that
+    is still running (the stop is inside a backward branch's body) is called a probable infinite
+    loop; otherwise the message names the limit that was reached and how to raise it."""
     timed_out = b.steps <= program.max_steps
-    why = (f"after {elapsed:.1f} s the kernel was still running" if timed_out
-           else f"the kernel executed more than {program.max_steps} instruction steps")
+    blocks = f"{b.nblocks} block(s) of {program.threads_per_block} thread(s)"
+    if timed_out:
+        why = f"after {elapsed:.1f} s (timeout={program.timeout:g} seconds per batch) its batch of {blocks} was still running"
+        raise_it = f"timeout={max(2 * program.timeout, 30):g}"
+    else:
+        why = (f"its batch of {blocks} executed more than max_steps={program.max_steps:,} instruction steps "
+               f"(a step is one instruction over the threads at one PC)")
+        raise_it = f"max_steps={max(4 * program.max_steps, 1_000_000):_}"
     live = np.flatnonzero(b.alive if mask is None else mask)
     slot = int(live[0]) if live.size else 0
     thread, block = program.thread_of(b, slot), program.block_of(b, slot)
-    loop = hot_loop(program)
+    loop = running_loop(program, cur)
     if loop:
         first, last, iterations = loop
         lines = f"line {first}" if first == last else f"lines {first}-{last}"
-        where = (f"the loop at {lines} has run {iterations} times and has not ended (thread {thread} of "
-                 f"block {block} is still in it)")
+        message = (f"Stopped: {why} — probably an infinite loop: the loop at {lines} has run {iterations:,} times "
+                   f"and has not ended (thread {thread} of block {block} is still in it).")
         line = first
+        hint = ("check the loop's condition, and that its counter changes every iteration and moves towards "
+                "the end (i += stride, not i + stride; no unsigned i >= 0); if the loop really runs this long, "
+                f"pass {raise_it}")
     else:
-        hot = int(np.argmax(program.exec_counts[:-1]))
-        line = program.kernel.instructions[hot].line
-        where = f"the most executed line is {line} ({int(program.exec_counts[hot])} times)"
-    err = SimulationLimit(
-        f"Stopped: {why} — probably an infinite loop: {where}.", line=line or None,
-        source_line=program.source_line(line), filename=program.filename, thread=thread, block=block,
-        hint="check the loop's condition, and that its counter changes every iteration and moves "
-             "towards the end (i += stride, not i + stride; no unsigned i >= 0); if the kernel really "
-             "does this much work, pass timeout= (seconds per batch of blocks) or max_steps=")
+        line = program.kernel.instructions[min(cur, len(program.kernel.instructions) - 1)].line
+        message = (f"Stopped: {why}, in code that is not looping (line {line}): the kernel is long "
+                   f"({len(program.kernel.instructions):,} PTX instructions; threads that take different "
+                   "branches run one path after the other), not stuck.")
+        hint = (f"pass {raise_it} to let it finish" + (", or simulate fewer threads at once: some blocks "
+                "(blocks=[...]) or a smaller shape" if timed_out else ""))
+    err = SimulationLimit(message, line=line or None, source_line=program.source_line(line),
+                          filename=program.filename, thread=thread, block=block, hint=hint)
     err.timed_out = timed_out
+    err.reason = "loop" if loop else ("time" if timed_out else "steps")
     return err
 
 
-def hot_loop(program):
-    """(first line, last line, iterations) of the most executed backward branch, or None."""
+def running_loop(program, pc):
+    """(first line, last line, iterations) of the most executed loop around instruction `pc`: a
+    backward branch that has run and whose body [target, branch] holds `pc`; None outside loops."""
     best = None
     for ins in program.kernel.instructions:
         if ins.opcode != "bra" or not ins.operands:
             continue
         target = program.kernel.labels.get(ins.operands[0].name)
-        if target is None or target > ins.index:
+        if target is None or target > ins.index or not target <= pc <= ins.index:
             continue
         n = int(program.exec_counts[ins.index])
         if n and (best is None or n > best[0]):
@@ -102,3 +118,76 @@ def hot_loop(program):
     n, lo, hi = best
     lines = [i.line for i in program.kernel.instructions[lo:hi + 1] if i.line]
     return (min(lines), max(lines), n) if lines else None
+
+
+# ----------------------------------------------------------------------------- barriers
+
+SYNC_HINT = ("every thread of a block must reach the same __syncthreads(); move it out of if/else "
+             "branches that depend on threadIdx or on a bounds check")
+
+
+def divergent_barrier(program, b, blk, p, w) -> BarrierError:
+    """Threads of block `blk` wait at different barriers (p: PCs, w: waiting, per block)."""
+    at = p[blk][w[blk]]
+    groups = []
+    for pc in np.unique(at):
+        lanes = np.flatnonzero(w[blk] & (p[blk] == pc))
+        ins = program.kernel.instructions[int(pc)]
+        groups.append(f"{lanes.size} thread(s) at line {ins.line} (first: thread "
+                      f"{program.thread_of(b, blk * b.tp + int(lanes[0]))})")
+    ins = program.kernel.instructions[int(at.min())]
+    first = int(np.flatnonzero(w[blk] & (p[blk] == at.min()))[0])
+    return BarrierError(
+        "Deadlock: threads of one block wait at different __syncthreads() barriers — "
+        + "; ".join(groups) + ". On a GPU this hangs or silently mis-synchronises.",
+        line=ins.line or None, source_line=program.source_line(ins.line), filename=program.filename,
+        thread=program.thread_of(b, blk * b.tp + first), block=program.block_coords(program._linear(b, blk)),
+        hint=SYNC_HINT)
+
+
+def skipped_barrier(program, b, cur, blk, lanes) -> BarrierError:
+    """`lanes` of block `blk` left the kernel, and the others are released from the barrier at `cur`."""
+    code = program.kernel.instructions
+    bar = code[cur]
+    first = blk * b.tp + int(lanes[0])
+    exit_pc = int(b.exit_pc[first])
+    left = code[exit_pc]
+    mine = slice(blk * b.tp, (blk + 1) * b.tp)
+    waiting = int(((b.exit_pc[mine] < 0) & (b.tlin[mine] < program.threads_per_block)).sum())
+    skip = _jump_over(program, cur, exit_pc)
+    how = ""
+    if skip is not None and skip.line != bar.line:
+        text = _code(program.source_line(skip.line))
+        how = f"branched around it at line {skip.line}" + (f" (`{text}`)" if text else "") + " and "
+    if exit_pc >= len(code) - 1 or not left.line:     # the kernel's one shared `ret`
+        how += "finished the kernel"
+    else:
+        text = _code(program.source_line(left.line))
+        how += f"left the kernel at line {left.line}" + (f" (`{text}`)" if text else "")
+    return BarrierError(
+        f"Barrier skipped: {lanes.size} thread(s) of this block never reach the __syncthreads() on line "
+        f"{bar.line} that the other {waiting} thread(s) wait at: they {how}. Every thread of a block must "
+        "reach each __syncthreads() (CUDA Programming Guide: a barrier in conditional code only if the "
+        "condition is the same for the whole block); on a GPU this can hang or release the others early.",
+        line=bar.line or None, source_line=program.source_line(bar.line), filename=program.filename,
+        thread=program.thread_of(b, first), block=program.block_coords(program._linear(b, blk)),
+        hint="do not return early or put __syncthreads() inside an if that depends on the thread: let every "
+             "thread run through the barrier and make only the loads and stores conditional "
+             "(if (x < cols && y < rows) ...)")
+
+
+def _code(line):
+    """A source line as quoted in a message: its code, without a trailing // comment."""
+    return " ".join((line or "").split("//")[0].split())
+
+
+def _jump_over(program, bar_pc, exit_pc):
+    """The executed conditional branch nearest before the barrier that jumps past it (towards the
+    exit the skipping threads took): the `if` or early `return` that took them around it."""
+    for ins in reversed(program.kernel.instructions[:bar_pc]):
+        if ins.opcode != "bra" or ins.guard is None or not program.exec_counts[ins.index]:
+            continue
+        target = program.kernel.labels.get(ins.operands[0].name) if ins.operands else None
+        if target is not None and bar_pc < target <= max(exit_pc, bar_pc + 1):
+            return ins
+    return None

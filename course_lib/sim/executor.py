@@ -1,6 +1,6 @@
 """The SIMT scheduler: run a kernel's PTX over a whole grid with numpy.
 
-Mechanism. Blocks are run in batches (about a million threads at a time, to bound memory).
+Mechanism. Blocks are run in batches (``plan``: up to 65,536 threads and 256 MiB at a time).
 Within a batch every thread has a program counter. While all live threads share one PC the
 batch is *converged* and each instruction is one numpy operation over all of them. A branch
 that splits them switches to per-thread PCs: the scheduler then always runs the lowest PC
@@ -10,11 +10,13 @@ and the batch becomes converged again once every live thread is at one PC.
 
 ``bar.sync`` parks threads until no thread of the batch can run; then every block whose
 waiting threads are all at the same barrier is released (threads that have exited do not
-count, as on Volta and later). Threads of one block waiting at *different* barriers raise
+count, as on Volta and later). Threads of one block waiting at *different* barriers, or a
+barrier released while threads of its block have already left the kernel, raise
 :class:`BarrierError` — on a GPU that hangs or silently mis-synchronises. An instruction
-budget and a wall-clock limit per batch turn infinite loops into :class:`SimulationLimit`
-naming the loop (the most executed backward branch) and a thread still in it; the limit is
-per batch so that a large launch of many quick batches is never mistaken for a hang.
+budget and a wall-clock limit per batch stop a kernel that does not end (``diagnose`` says
+whether a loop is still running); ``plan`` refuses a launch too large to finish in
+reasonable time, before it starts. Races found in each batch are folded into one
+:class:`Race` per pair of instructions.
 
 ``blocks=[(x, y, z), ...]`` runs only those blocks of the grid (the guarded GPU launch
 checks a launch's corner blocks this way); the others are simply not run.
@@ -29,13 +31,13 @@ import time
 
 import numpy as np
 
-from ..errors import BarrierError, KernelError, LaunchError, SimulationLimit
+from ..errors import ArgumentError, KernelError, LaunchError
 from .. import ptx as ptxmod
-from . import diagnose
+from . import diagnose, plan
 from .instructions import build
 from .memory import SHARED_START, GlobalMemory
 from .metrics import Counters
-from .races import RaceDetector
+from .races import Race, RaceDetector
 from .result import Finding, SimRun
 from .state import Batch
 
@@ -49,7 +51,8 @@ class Program:
     def __init__(self, module, kernel, *, grid, block, params: bytes, param_offsets: dict,
                  globals_: GlobalMemory, dynamic_shared=0, source="", filename="kernel.cu",
                  check_races=True, max_steps=100_000, timeout=8.0, trace_block=0,
-                 batch_threads=None, progress=None, echo=True, blocks=None, count_metrics=True):
+                 batch_threads=None, progress=None, echo=True, blocks=None, count_metrics=True,
+                 max_work=plan.MAX_WORK, batch_bytes=plan.BATCH_BYTES):
         self.module, self.kernel = module, kernel
         self.grid, self.block = grid, block
         self.threads_per_block = int(np.prod(block))
@@ -62,6 +65,7 @@ class Program:
         self.max_steps, self.timeout = max_steps, timeout
         self.trace_block = trace_block
         self.batch_threads = batch_threads or BATCH_THREADS
+        self.batch_bytes, self.max_work = batch_bytes, max_work
         self.progress = progress
         self.echo = echo
         self.dynamic_shared = dynamic_shared
@@ -71,7 +75,7 @@ class Program:
         self.counters = Counters(len(kernel.instructions))
         self.exec_counts = np.zeros(len(kernel.instructions) + 1, np.int64)
         self.accesses = []
-        self.findings: dict = {}
+        self.findings: dict = {}   # key -> Finding, or Race for keys ('race', ...)
         self.output: list[str] = []
         self.printed_lines = 0
         self.printf_dropped = 0
@@ -107,15 +111,23 @@ class Program:
                                                         writable=v.space == "global")
 
     def _block_ids(self, blocks):
+        example = "blocks=[(0, 0), (gx - 1, gy - 1)]"
+        if isinstance(blocks, (str, bytes)) or not hasattr(blocks, "__iter__"):
+            raise ArgumentError(f"blocks={blocks!r}: give a list of block coordinates", hint=f"e.g. {example}")
         gx, gy, gz = self.grid
         ids = set()
         for blk in blocks:
-            c = tuple(int(v) for v in (blk if isinstance(blk, (tuple, list)) else (blk,)))
-            c = c + (0,) * (3 - len(c))
-            if len(c) != 3 or not all(0 <= v < g for v, g in zip(c, self.grid)):
+            c = tuple(blk) if isinstance(blk, (tuple, list, np.ndarray)) else (blk,)
+            if not 1 <= len(c) <= 3 or not all(_index(v) for v in c):
+                raise ArgumentError(f"blocks=: {blk!r} is not a block's coordinates (1 to 3 ints)", hint=f"e.g. {example}")
+            c = tuple(int(v) for v in c) + (0,) * (3 - len(c))
+            if not all(0 <= v < g for v, g in zip(c, self.grid)):
                 raise LaunchError(f"blocks=: block {blk!r} is outside the grid {self.grid}",
                                   hint="block coordinates run from 0 to grid-1 on each axis")
             ids.add(c[0] + c[1] * gx + c[2] * gx * gy)
+        if not ids:
+            raise ArgumentError("blocks=[] names no block, so nothing would run", hint=f"e.g. {example}, or leave "
+                                "blocks= out to run the whole grid")
         return sorted(ids)
 
     def symbol_address(self, name):
@@ -130,14 +142,17 @@ class Program:
             return np.frombuffer(raw, {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[width])[0]
         return np.zeros((), {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[width])[()]
 
-    def new_race_detector(self, nblocks, tp):
-        if not self.check_races or self.shared_bytes == 0:
-            return None
+    def race_granule(self):
+        """The smallest shared access width in the kernel: the race detector's unit of shadow."""
         widths = [ptxmod.TYPES[i.type][0] for i in self.kernel.instructions
                   if i.opcode in ("ld", "st", "atom", "red") and i.type in ptxmod.TYPES and
                   ("shared" in i.mods or not any(m in i.mods for m in ("global", "local", "param", "const")))]
-        granule = min([w for w in widths if w] + [4])
-        return RaceDetector(nblocks, self.shared_bytes, granule, tp)
+        return min([w for w in widths if w] + [4])
+
+    def new_race_detector(self, nblocks, tp):
+        if not self.check_races or self.shared_bytes == 0:
+            return None
+        return RaceDetector(nblocks, self.shared_bytes, self.race_granule(), tp)
 
     # ------------------------------------------------------------------ naming threads and lines
     def source_line(self, line):
@@ -207,26 +222,33 @@ class Program:
     # ------------------------------------------------------------------ running
     def run(self) -> SimRun:
         t0 = time.perf_counter()
-        per_batch = max(1, self.batch_threads // self.slots_per_block)
-        if self.blocks is None:
-            total = int(np.prod(self.grid))
-            batches = ((first, min(per_batch, total - first)) for first in range(0, total, per_batch))
-        else:
-            total = len(self.blocks)
-            batches = (self.blocks[i:i + per_batch] for i in range(0, total, per_batch))
+        per_batch = plan.blocks_per_batch(self)
+        total, batches = plan.batches(self, per_batch)
+        plan.check_estimate(self, total)
         done = 0
-        with np.errstate(all="ignore"):
-            for spec in batches:
-                b = Batch(self, *spec) if self.blocks is None else _Chosen(self, spec)
-                b.trace_at = self._trace_position(b)
-                self._batch_start = time.perf_counter()
-                self._deadline = self._batch_start + self.timeout
-                self._run_batch(b)
-                if b.races is not None:
-                    self._collect_races(b)
-                done += b.nblocks
-                if self.progress:
-                    self.progress(done, total)
+        try:
+            with np.errstate(all="ignore"):
+                for spec in batches:
+                    b = Batch(self, *spec) if self.blocks is None else _Chosen(self, spec)
+                    b.trace_at = self._trace_position(b)
+                    # the clock starts at the batch's first instruction: compiling, building the
+                    # closures and allocating the batch are not the kernel's running time
+                    self._batch_start = time.perf_counter()
+                    self._deadline = self._batch_start + self.timeout
+                    self._run_batch(b)
+                    if b.races is not None:
+                        self._collect_races(b)
+                    if done == 0:
+                        plan.check_projection(self, b, total)
+                    done += b.nblocks
+                    b = None             # free this batch before the next one is allocated
+                    if self.progress:
+                        self.progress(done, total)
+        except MemoryError:
+            raise plan.out_of_memory(self, min(per_batch, total)) from None
+        finally:
+            if hasattr(self.progress, "close"):
+                self.progress.close()
         if self.printf_dropped and self.echo:
             sys.stdout.write(f"... {self.printf_dropped} more printf line(s) not shown\n")
         return SimRun(self, time.perf_counter() - t0)
@@ -270,7 +292,10 @@ class Program:
                 self.exec_counts[cur] += 1
                 if b.steps > self.max_steps or (b.steps & 7) == 0 and time.perf_counter() > self._deadline:
                     self._limit(b, cur, mask)
-                res = code[cur](b, mask)
+                try:
+                    res = code[cur](b, mask)
+                except KernelError as err:
+                    raise self._located(err, b, cur, mask) from None
             if res is None:
                 if pcs is None:
                     pc = cur + 1
@@ -347,21 +372,7 @@ class Program:
             b.races.barrier(blocks)
 
     def _divergent_barrier(self, b, blk, p, w):
-        at = p[blk][w[blk]]
-        groups = []
-        for pc in np.unique(at):
-            lanes = np.flatnonzero(w[blk] & (p[blk] == pc))
-            ins = self.kernel.instructions[int(pc)]
-            groups.append(f"{lanes.size} thread(s) at line {ins.line} (first: thread {self.thread_of(b, blk * b.tp + int(lanes[0]))})")
-        ins = self.kernel.instructions[int(at.min())]
-        first = int(np.flatnonzero(w[blk] & (p[blk] == at.min()))[0])
-        raise BarrierError(
-            "Deadlock: threads of one block wait at different __syncthreads() barriers — "
-            + "; ".join(groups) + ". On a GPU this hangs or silently mis-synchronises.",
-            line=ins.line or None, source_line=self.source_line(ins.line), filename=self.filename,
-            thread=self.thread_of(b, blk * b.tp + first), block=self.block_coords(self._linear(b, blk)),
-            hint="every thread of a block must reach the same __syncthreads(); move it out of if/else "
-                 "branches that depend on threadIdx or on a bounds check")
+        raise diagnose.divergent_barrier(self, b, blk, p, w)
 
     def _check_skipped(self, b, cur, blocks, p=None, w=None):
         """A barrier is released for `blocks`: every thread of each must have reached it. A thread
@@ -374,31 +385,28 @@ class Program:
         blk = int(blocks[i])
         if cur is None:                        # released after divergence: where do they wait?
             cur = int(p[blk][w[blk]].min())
-        bar = self.kernel.instructions[cur]
-        lanes = np.flatnonzero(gone[i])
-        first = blk * b.tp + int(lanes[0])
-        left = self.kernel.instructions[int(b.exit_pc[first])]
-        waiting = int(((b.exit_pc.reshape(b.nblocks, b.tp)[blk] < 0)
-                       & (b.tlin[blk * b.tp:(blk + 1) * b.tp] < self.threads_per_block)).sum())
-        last = int(b.exit_pc[first]) >= len(self.kernel.instructions) - 1   # the kernel's one shared `ret`
-        text = self.source_line(left.line)
-        where = ("finished the kernel" if last or not left.line else
-                 f"left the kernel at line {left.line}" + (f" (`{text.strip()}`)" if text else ""))
-        raise BarrierError(
-            f"Barrier skipped: {lanes.size} thread(s) of this block {where} without reaching "
-            f"the __syncthreads() on line {bar.line} that the other {waiting} thread(s) wait at. Every thread of a "
-            "block must reach each __syncthreads() (CUDA Programming Guide: a barrier in conditional code only "
-            "if the condition is the same for the whole block); on a GPU this can hang or release the others early.",
-            line=bar.line or None, source_line=self.source_line(bar.line), filename=self.filename,
-            thread=self.thread_of(b, first), block=self.block_coords(self._linear(b, blk)),
-            hint="do not return early or put __syncthreads() inside an if that depends on the thread: let every "
-                 "thread run through the barrier and make only the loads and stores conditional "
-                 "(if (x < cols && y < rows) ...)")
+        raise diagnose.skipped_barrier(self, b, cur, blk, np.flatnonzero(gone[i]))
+
+    def _located(self, err, b, cur, mask):
+        """Complete an instruction's error with what only the scheduler knows: the file, the source
+        line, and the first thread that ran the instruction."""
+        ins = self.kernel.instructions[cur]
+        err.line = err.line or ins.line or None
+        err.filename = err.filename or self.filename
+        err.source_line = err.source_line or self.source_line(err.line)
+        if err.thread is None and err.block is None:
+            live = np.flatnonzero(b.alive if mask is None else mask)
+            if live.size:
+                err.thread, err.block = self.thread_of(b, int(live[0])), self.block_of(b, int(live[0]))
+        err.args = (err._render(),)
+        return err
 
     def _limit(self, b, cur, mask):
-        raise diagnose.limit_error(self, b, mask, time.perf_counter() - self._batch_start)
+        raise diagnose.limit_error(self, b, cur, mask, time.perf_counter() - self._batch_start)
 
     def _collect_races(self, b):
+        """Fold this batch's racing instruction pairs into the launch's findings: one Race per pair,
+        its count summed over batches, its example the first batch's."""
         for (kind, pc_a, pc_b, scope), (count, slot_a, slot_b, entry) in b.races.records.items():
             key = ("race", kind, pc_a, pc_b, scope)
             if key in self.findings:
@@ -407,7 +415,7 @@ class Program:
             ia, ib = self.kernel.instructions[pc_a], self.kernel.instructions[pc_b]
             addr = SHARED_START + (entry % b.races.per_block) * b.races.granule
             var = next((n for n, (o, s) in self.shared_vars.items() if o <= addr < o + s), "")
-            self.findings[key] = dict(kind=kind, lines=(ia.line, ib.line), pcs=(pc_a, pc_b), scope=scope,
+            self.findings[key] = Race(kind=kind, lines=(ia.line, ib.line), pcs=(pc_a, pc_b), scope=scope,
                                       count=count, threads=(self.thread_of(b, slot_a), self.thread_of(b, slot_b)),
                                       block=self.block_of(b, slot_b), address=addr, variable=var)
 
@@ -426,6 +434,11 @@ class _Chosen(Batch):
         axis = "xyz".index(name.partition(".")[2] or "x")
         one = (self.ids % gx, (self.ids // gx) % gy, self.ids // (gx * gy))[axis].astype(np.uint32)
         return np.repeat(one, self.tp)
+
+
+def _index(v) -> bool:
+    """An int or numpy integer (not a bool, not a float that int() would truncate)."""
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
 def demangle_local(name: str) -> str:

@@ -459,12 +459,16 @@ def _call(ins, program):
     return build_call(ins, program)
 
 
+def _trap(ins, program):
+    from .calls import build_trap
+    return build_trap(ins, program)
+
+
 BUILDERS = {
     "mov": _mov, "cvt": _cvt, "cvta": _cvta, "isspacep": _isspacep,
-    "bra": _bra, "ret": _exit, "exit": _exit, "trap": None,
+    "bra": _bra, "ret": _exit, "exit": _exit, "trap": _trap,
     "bar": _bar, "barrier": _bar,
     "shfl": _shfl, "vote": _vote, "activemask": _activemask,
     "ld": _memory, "st": _memory, "ldu": _memory, "atom": _memory, "red": _memory,
     "call": _call,
 }
-BUILDERS["trap"] = lambda ins, program: _unsupported(ins, "the kernel executed a trap")

@@ -33,6 +33,7 @@ LOCAL_WINDOW = 0x0000_7E00_0000_0000
 WINDOW_SIZE = 1 << 32
 SHARED_START = 1024
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+NULL_REACH = 1 << 24   # an address this close to 0 is a null pointer plus an index, not a stray one
 
 
 @dataclass
@@ -115,7 +116,7 @@ class _StandInView:
 @dataclass
 class Fault:
     """Why an access failed; the executor turns it into a MemoryAccessError."""
-    kind: str           # 'out of bounds' | 'misaligned' | 'read-only'
+    kind: str           # 'out of bounds' | 'null pointer' | 'misaligned' | 'read-only'
     position: int       # index into the instruction's active threads
     address: int
     detail: str
@@ -162,6 +163,12 @@ class GlobalMemory:
         return idx, addr - base
 
     def fault(self, pos, address, width) -> Fault:
+        if 0 <= address < NULL_REACH:
+            return Fault("null pointer", pos, address,
+                         f"address {address:#x} is a null pointer" + (f" plus {address} bytes" if address else "")
+                         + " (nullptr, (T*)0, a pointer variable never set, or a pointer read from zeroed memory)",
+                         hint="every pointer a kernel reads or writes through must point into an array: a kernel "
+                              "argument, a __shared__ array, or a local one; check where this line's pointer was set")
         if not self.buffers:
             return Fault("out of bounds", pos, address, "the kernel has no global buffers")
         # Name the buffer the address is nearest to: usually one just past its end.
@@ -254,6 +261,13 @@ class SharedMemory:
         if rel.size and (rel.min() < 0 or rel.max() + width > self.size):
             bad = (rel < 0) | (rel + width > self.size)
             pos = int(np.flatnonzero(bad)[0])
+            empty = [v for v, (o, sz) in self.variables.items() if sz == 0 and o <= int(addr[pos])]
+            if empty:   # extern __shared__ T s[]; launched without shared_mem=
+                return Fault("out of bounds", pos, int(addr[pos]),
+                             f"extern __shared__ array '{empty[-1]}' has 0 bytes: its size comes from the launch's "
+                             f"shared_mem= argument, and this launch passed none (or 0)",
+                             hint="pass the bytes the kernel uses, e.g. shared_mem=block_threads * 4 for one float "
+                                  "per thread: fn.simulate(grid, block, args, shared_mem=...)")
             return Fault("out of bounds", pos, int(addr[pos]), self.describe(int(addr[pos]), width))
         rel += block_of * self.data.shape[1]
         return rel

@@ -76,6 +76,11 @@ class RaceDetector:
     slots_per_block: int
     records: dict = field(default_factory=dict)
 
+    @staticmethod
+    def bytes_per_entry(granule):
+        """Shadow bytes per granule of shared memory: seven int32 fields, the value, the init flag."""
+        return 7 * 4 + np.dtype(UINT[granule]).itemsize + 4 + 1
+
     def __post_init__(self):
         self.per_block = -(-self.size // self.granule)
         n = self.nblocks * self.per_block

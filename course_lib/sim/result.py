@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .metrics import METRIC_NAMES
-from .races import Race
+from .races import Race  # noqa: F401  (the type of SimRun.races)
 
 @dataclass
 class Finding:
@@ -56,8 +56,8 @@ class SimRun:
         self.by_line = {}
         for line in sorted({r["line"] for r in self.instructions}):
             self.by_line[line] = _totals([r for r in self.instructions if r["line"] == line])
-        self.races = sorted((Race(**{k: v for k, v in f.items()}) for k, f in p.findings.items()
-                             if k[0] == "race"), key=lambda r: (r.scope != "block", r.lines))
+        self.races = sorted((f for k, f in p.findings.items() if k[0] == "race"),
+                            key=lambda r: (r.scope != "block", r.lines))
         self.warnings = [f for k, f in p.findings.items() if k[0] != "race"]
 
     # ------------------------------------------------------------------ convenience

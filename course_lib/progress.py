@@ -1,0 +1,82 @@
+"""A progress display for long simulations, in a notebook or a terminal.
+
+    run = fn.simulate(grid, block, args)              # shows progress only if the run is long
+    run = fn.simulate(grid, block, args, progress=False)
+
+:class:`Progress` is called after each batch of blocks with ``(done, total)``. It stays silent
+for the first ``delay`` seconds (two by default), so a short run — every one a notebook checks
+with nbval — prints nothing; after that it shows blocks done, elapsed time and the time left:
+an ipywidgets bar in a Jupyter kernel (a text line if ipywidgets is missing), a line on stderr
+rewritten in place in a terminal, and nothing when stderr is a file or a pipe. ``close()``
+removes it when the run ends, however it ends. It knows nothing about the simulator.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+
+def _in_notebook() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()   # a kernel's shell (Jupyter, Colab) has one; a terminal IPython has not
+    return shell is not None and (getattr(shell, "kernel", None) is not None
+                                  or "IPKernelApp" in getattr(shell, "config", {}))
+
+
+class Progress:
+    def __init__(self, label="simulating", delay=2.0, stream=None):
+        self.label, self.delay = label, delay
+        self.stream = stream if stream is not None else sys.stderr
+        self.start = time.perf_counter()
+        self.shown = None          # 'widget' | 'text' | 'terminal' once visible
+        self._widget = self._handle = None
+        self._width = 0
+
+    def __call__(self, done, total):
+        elapsed = time.perf_counter() - self.start
+        if elapsed < self.delay or done >= total:
+            return
+        left = elapsed * (total - done) / max(done, 1)
+        text = (f"{self.label}: {done:,} of {total:,} blocks ({done / total:.0%}), "
+                f"{elapsed:.0f} s so far, about {left:.0f} s left")
+        if self.shown is None:
+            self._open(total)
+        if self.shown == "widget":
+            self._widget.children[0].value = done
+            self._widget.children[1].value = text
+        elif self.shown == "text":
+            self._handle.update({"text/plain": text}, raw=True)
+        elif self.shown == "terminal":
+            self.stream.write("\r" + text.ljust(self._width))
+            self.stream.flush()
+            self._width = len(text)
+
+    def _open(self, total):
+        if _in_notebook():
+            from IPython.display import display
+            try:
+                import ipywidgets as W
+                self._widget = W.HBox([W.IntProgress(min=0, max=total), W.Label()])
+                display(self._widget)
+                self.shown = "widget"
+            except ImportError:
+                self._handle = display({"text/plain": ""}, raw=True, display_id=True)
+                self.shown = "text"
+        elif getattr(self.stream, "isatty", lambda: False)():
+            self.shown = "terminal"
+        else:
+            self.shown = "off"
+
+    def close(self):
+        """Remove the display (the run ended, finished or stopped by an error)."""
+        if self.shown == "widget":
+            self._widget.close()
+        elif self.shown == "text":
+            self._handle.update({"text/plain": ""}, raw=True)
+        elif self.shown == "terminal":
+            self.stream.write("\r" + " " * self._width + "\r")
+            self.stream.flush()
+        self.shown = "closed" if self.shown else None
