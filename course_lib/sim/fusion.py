@@ -1,0 +1,230 @@
+"""Which PTX memory accesses ptxas fused into one machine instruction, read from the SASS.
+
+The GPU runs SASS, and ptxas may turn neighbouring narrow accesses into one wider one: four
+``ld.shared.f32`` at [%r+4], [%r+8], [%r+12] (and sometimes more) become one ``LDS.128``, two
+``st.global.f32`` one ``STG.E.64``. Nsight Compute counts the wide instruction once, with the
+cost of a 16- or 8-byte access, so counting the PTX's loads one by one gets requests, wavefronts
+and bank conflicts wrong. Fusion is not predicted here (ptxas fuses some provably aligned pairs
+and leaves others apart); it is read from what ptxas did:
+
+1. ``nvdisasm -gp`` names for each SASS instruction the PTX line it came from, so every SASS
+   load or store *carries* one PTX access; a fused one carries the member nvdisasm named.
+2. A carrier wider than its PTX access *leads* a group: the PTX accesses that no SASS
+   instruction carries (with the same address operand, space and direction) and that fit with
+   it into one window of the SASS width are its members. Stores must also share the leader's
+   predicate and basic block; loads need not, because ptxas hoists a shared load out of a
+   branch into the wide load (seen: `if (i < n) out[..] = v[i]` with v[0] loaded in the
+   branch, fused into the LDS.128 of v[0..3]). When other SASS instructions on the same
+   registers carry accesses one to one, their immediate offsets fix where the window lies;
+   otherwise the window that holds the most of them is taken.
+3. A PTX access no SASS instruction carries that repeats one that is carried (same address,
+   width) was merged away by ptxas: it is counted with that one.
+
+The simulator then counts a group once, where the SASS instruction is (at the PTX access it
+carries, the leader), with the SASS width at the leader's address rounded down to it (the
+hardware's access is aligned to its width), and nothing at the other members
+(``widths[pc] == 0``). Anything that cannot be matched (a SASS
+access whose PTX line is no load or store of its kind, a PTX access the SASS splits or carries
+at mixed widths, one no SASS instruction carries and no group takes) keeps the PTX's own count
+and becomes a :class:`Problem`, reported in the run's warnings.
+
+What it does not do: run nvdisasm (``course_lib.sass``) or count (``metrics``/``access``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ptx import TYPES
+
+COUNTED_SPACES = ("global", "shared", "generic")
+_SASS_SPACE = {"global": ("global",), "shared": ("shared",), "generic": ("generic", "global", "shared")}
+_BLOCK_ENDS = ("bra", "ret", "exit", "bar", "barrier", "membar", "fence", "atom", "red", "call")
+
+
+@dataclass
+class Group:
+    """One SASS access and the PTX accesses it carries (more than one when fused)."""
+    sass: list                     # course_lib.sass.Instruction(s): the carrier, and duplicates
+    members: list                  # PTX instruction indices, in program order
+    width: int                     # bytes per thread of the machine access
+    leader: int = -1               # the member the SASS instruction is attributed to
+
+    @property
+    def fused(self) -> bool:
+        return len(self.members) > 1
+
+
+@dataclass
+class Problem:
+    pc: int
+    line: int
+    message: str
+
+
+@dataclass
+class Plan:
+    """How to count one kernel's accesses; built by :func:`plan`."""
+    widths: dict = field(default_factory=dict)     # pc -> width to count with; 0: counted elsewhere
+    groups: list = field(default_factory=list)
+    group_of: dict = field(default_factory=dict)   # pc -> Group
+    problems: list = field(default_factory=list)
+    sass: list = field(default_factory=list)       # every SASS instruction of the kernel
+    pc_of_line: dict = field(default_factory=dict) # PTX text line -> instruction index
+    note: str = ""                                 # why there is no SASS (then nothing else is set)
+    made_by: str = ""                              # the compiler that made the SASS
+
+    @property
+    def fused_groups(self):
+        return [g for g in self.groups if g.fused]
+
+
+def unavailable(reason: str) -> Plan:
+    return Plan(note=reason)
+
+
+@dataclass
+class _Access:
+    pc: int
+    space: str
+    op: str
+    width: int
+    base: str | None
+    offset: int
+    guard: tuple | None
+    block: int
+
+
+def ptx_accesses(kernel) -> dict[int, _Access]:
+    """The PTX loads and stores the simulator counts, by instruction index."""
+    out, block = {}, 0
+    starts = set(kernel.labels.values())
+    for ins in kernel.instructions:
+        if ins.index in starts:
+            block += 1
+        if ins.opcode in ("ld", "ldu", "st") and ins.type in TYPES:
+            space = next((m for m in ins.mods if m in ("global", "shared", "local", "param", "const")), "generic")
+            if space in COUNTED_SPACES:
+                is_load = ins.opcode != "st"
+                addr = ins.operands[1] if is_load else ins.operands[0]
+                vec = next((int(m[1:]) for m in ins.mods if m in ("v2", "v4", "v8")), 1)
+                out[ins.index] = _Access(ins.index, space, "ld" if is_load else "st", TYPES[ins.type][0] * vec,
+                                         addr.name, int(addr.value or 0), ins.guard, block)
+        if ins.opcode in _BLOCK_ENDS:
+            block += 1
+    return out
+
+
+def plan(kernel, sass_instructions) -> Plan:
+    """Match one kernel's SASS (``course_lib.sass.parse(...)[entry]``) to its PTX."""
+    p = Plan(sass=list(sass_instructions))
+    p.pc_of_line = {ins.ptx_line: ins.index for ins in kernel.instructions if ins.ptx_line}
+    accesses = ptx_accesses(kernel)
+    by_pc = {ins.index: ins for ins in kernel.instructions}
+    carriers: dict[int, list] = {}
+    for s in p.sass:
+        a = s.access
+        if a is None or a.space == "local":
+            continue
+        pc = p.pc_of_line.get(s.ptx_line)
+        ptx = accesses.get(pc)
+        if ptx is None or ptx.op != a.op or a.space not in _SASS_SPACE[ptx.space]:
+            what = f"PTX line {s.ptx_line}" + (f" (`{by_pc[pc].text}`)" if pc in by_pc else "")
+            p.problems.append(Problem(pc if pc is not None else -1, by_pc[pc].line if pc in by_pc else 0,
+                                      f"the machine code has `{s.text}`, which {what} does not explain"))
+            continue
+        carriers.setdefault(pc, []).append(s)
+    orphans = {pc for pc in accesses if pc not in carriers}
+    leaders = []
+    for pc, ss in sorted(carriers.items()):
+        widths = {s.access.width for s in ss}
+        a = accesses[pc]
+        if widths == {a.width}:
+            _add(p, Group(ss, [pc], a.width))
+        elif len(widths) == 1 and widths.pop() > a.width:
+            leaders.append((pc, ss))
+        else:
+            _problem(p, by_pc[pc], f"the PTX access is {a.width} bytes, the machine code has "
+                     + ", ".join(f"`{s.text}`" for s in ss))
+    offsets = _sass_offsets(carriers, accesses)
+    for pc, ss in leaders:
+        members = _members(accesses[pc], ss[0], orphans, accesses, offsets)
+        orphans -= set(members)
+        _add(p, Group(ss, sorted(members), ss[0].access.width, leader=pc))
+    for pc in sorted(orphans):
+        home = _duplicate_of(accesses[pc], p, accesses)
+        if home is not None:
+            home.members.append(pc)
+            home.members.sort()
+            _add(p, home)
+        else:
+            _problem(p, by_pc[pc], "no machine instruction carries this access (ptxas removed it or "
+                     "merged it in a way the simulator cannot read)")
+    return p
+
+
+def _add(p: Plan, g: Group):
+    if g not in p.groups:
+        p.groups.append(g)
+    if g.leader < 0:
+        g.leader = g.members[0]
+    for pc in g.members:
+        p.group_of[pc] = g
+        p.widths[pc] = g.width if pc == g.leader else 0
+
+
+def _problem(p: Plan, ins, why):
+    p.problems.append(Problem(ins.index, ins.line, f"`{ins.text}` (PTX line {ins.ptx_line}): {why}"))
+
+
+def _same_stream(a: _Access, b: _Access) -> bool:
+    if (a.space, a.op, a.base) != (b.space, b.op, b.base):
+        return False
+    return a.op == "ld" or (a.guard, a.block) == (b.guard, b.block)
+
+
+def _sass_offsets(carriers, accesses):
+    """(PTX base, SASS registers) -> PTX offset minus SASS offset, from one-to-one carriers:
+    where it is known, the fused window's place is too."""
+    shift = {}
+    for pc, ss in carriers.items():
+        a = accesses[pc]
+        for s in ss:
+            if s.access.width == a.width:
+                shift.setdefault((a.base, s.access.base), a.offset - s.access.offset)
+    return shift
+
+
+def _members(lead: _Access, s, orphans, accesses, offsets) -> list[int]:
+    """The orphans that ride in ``s`` (width W) with ``lead``: all inside one W-byte window."""
+    W = s.access.width
+    near = [accesses[pc] for pc in orphans if _same_stream(accesses[pc], lead)
+            and abs(accesses[pc].offset - lead.offset) < W]
+    known = offsets.get((lead.base, s.access.base))
+    if known is not None:
+        starts = [known + s.access.offset]
+    else:
+        starts = range(lead.offset + lead.width - W, lead.offset + 1)
+    best, best_bytes = [lead.pc], -1
+    for start in starts:
+        if not start <= lead.offset <= lead.offset + lead.width <= start + W:
+            continue
+        taken, used = [lead.pc], [(lead.offset, lead.offset + lead.width)]
+        for a in sorted(near, key=lambda a: (a.block != lead.block, abs(a.offset - lead.offset), a.pc)):
+            lo, hi = a.offset, a.offset + a.width
+            if start <= lo and hi <= start + W and all(hi <= u0 or lo >= u1 for u0, u1 in used):
+                taken.append(a.pc)
+                used.append((lo, hi))
+        got = sum(hi - lo for lo, hi in used)
+        if got > best_bytes:
+            best, best_bytes = taken, got
+    return best
+
+
+def _duplicate_of(a: _Access, p: Plan, accesses):
+    """A carried group that already makes this very access (ptxas merged a repeat)."""
+    for g in p.groups:
+        lead = accesses[g.members[0]]
+        if _same_stream(lead, a) and any(accesses[m].offset == a.offset and accesses[m].width == a.width
+                                         for m in g.members):
+            return g
+    return None
