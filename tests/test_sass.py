@@ -180,6 +180,14 @@ def test_runtime_stride_is_not_fused(fixture):
     assert not plan.fused_groups and not plan.problems
 
 
+def test_every_fusion_is_among_the_candidates(fixture):
+    """Kernels where no two accesses could share an instruction skip nvdisasm: never one that fuses."""
+    entries, module, code = fixture
+    for name, entry in entries.items():
+        plan = fusion.plan(module.kernels[entry], code[entry])
+        assert fusion.could_fuse(module.kernels[entry]) or not plan.fused_groups, name
+
+
 def test_unmatched_machine_code_keeps_the_ptx_counts_and_says_where(fixture):
     entries, module, code = fixture
     k = module.kernels[entries["struct_read<4>"]]

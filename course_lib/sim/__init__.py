@@ -56,15 +56,25 @@ def machine_plan(fn) -> fusion.Plan:
     with only a ``note`` when there is no machine code, and the metrics follow the PTX."""
     plan = getattr(fn, "_machine_plan", None)
     if plan is None:
-        try:
-            code = nvrtc.machine_code(fn.module.compiled)
-            if fn.entry not in code:
-                raise sass.Unavailable(f"the machine code has no kernel {fn.entry}")
-            plan = fusion.plan(fn.kernel, code[fn.entry])
-            plan.made_by = fn.module.compiled.machine
-        except sass.Unavailable as exc:
-            plan = fusion.unavailable(str(exc))
+        compiled = fn.module.compiled
+        if compiled.machine and not fusion.could_fuse(fn.kernel):   # nothing to group: read it if shown
+            plan = fusion.Plan(made_by=compiled.machine, pending=lambda: _read_plan(fn))
+        else:
+            plan = _read_plan(fn)
         fn._machine_plan = plan
+    return plan
+
+
+def _read_plan(fn) -> fusion.Plan:
+    compiled = fn.module.compiled
+    try:
+        code = nvrtc.machine_code(compiled)
+        if fn.entry not in code:
+            raise sass.Unavailable(f"the machine code has no kernel {fn.entry}")
+        plan = fusion.plan(fn.kernel, code[fn.entry])
+        plan.made_by = compiled.machine
+    except sass.Unavailable as exc:
+        plan = fusion.unavailable(str(exc))
     return plan
 
 

@@ -64,7 +64,7 @@ def _source_rows(run, lines):
 
 
 def _code_rows(run, view, lines, memory_only):
-    plan, kernel = run.machine, run.kernel
+    plan, kernel = (run.machine.full() if run.machine is not None else None), run.kernel
     rows_of = {}
     for r in run.instructions:
         rows_of.setdefault(r["pc"], []).append(r)
@@ -97,7 +97,7 @@ def _code_rows(run, view, lines, memory_only):
 
 
 def _header(run, view):
-    plan = run.machine
+    plan = run.machine.full() if run.machine is not None else None
     if plan is None or plan.note:
         return f"// {view.upper()} of {run.kernel.name}; metrics follow the PTX" + (f" ({plan.note})" if plan else "")
     fused = plan.fused_groups

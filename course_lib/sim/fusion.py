@@ -28,6 +28,12 @@ access whose PTX line is no load or store of its kind, a PTX access the SASS spl
 at mixed widths, one no SASS instruction carries and no group takes) keeps the PTX's own count
 and becomes a :class:`Problem`, reported in the run's warnings.
 
+Reading SASS costs an nvdisasm run (about half a second, whatever the kernel's size), so a kernel
+in which no two accesses could share a machine instruction (:func:`could_fuse`: no two loads or
+stores of one space through one address operand less than 16 bytes apart, the widest access)
+gets a plan that reads the SASS only when the source view asks for it: the matcher could only
+confirm the PTX's counts, since it groups nothing else.
+
 What it does not do: run nvdisasm (``course_lib.sass``) or count (``metrics``/``access``).
 """
 from __future__ import annotations
@@ -37,6 +43,7 @@ from dataclasses import dataclass, field
 from ..ptx import TYPES
 
 COUNTED_SPACES = ("global", "shared", "generic")
+WIDEST = 16     # bytes: LDS.128, LDG.E.128 — no machine load or store is wider
 _SASS_SPACE = {"global": ("global",), "shared": ("shared",), "generic": ("generic", "global", "shared")}
 _BLOCK_ENDS = ("bra", "ret", "exit", "bar", "barrier", "membar", "fence", "atom", "red", "call")
 
@@ -72,10 +79,18 @@ class Plan:
     pc_of_line: dict = field(default_factory=dict) # PTX text line -> instruction index
     note: str = ""                                 # why there is no SASS (then nothing else is set)
     made_by: str = ""                              # the compiler that made the SASS
+    pending: object = None                         # () -> Plan: reads the SASS it skipped (could_fuse)
 
     @property
     def fused_groups(self):
         return [g for g in self.groups if g.fused]
+
+    def full(self) -> "Plan":
+        """The plan with its SASS read, for the source view (counting never needs it then)."""
+        if self.pending is not None:
+            read, self.pending = self.pending, None
+            self.__dict__.update(read().__dict__)
+        return self
 
 
 def unavailable(reason: str) -> Plan:
@@ -112,6 +127,18 @@ def ptx_accesses(kernel) -> dict[int, _Access]:
         if ins.opcode in _BLOCK_ENDS:
             block += 1
     return out
+
+
+def could_fuse(kernel) -> bool:
+    """Could any two of the kernel's accesses ride in one machine instruction the matcher reads?"""
+    streams: dict = {}
+    for a in ptx_accesses(kernel).values():
+        streams.setdefault((a.space, a.op, a.base), []).append(a.offset)
+    for offsets in streams.values():
+        offsets.sort()
+        if any(b - a < WIDEST for a, b in zip(offsets, offsets[1:])):
+            return True
+    return False
 
 
 def plan(kernel, sass_instructions) -> Plan:
