@@ -128,6 +128,8 @@ def _sass_by_line(plan, kernel):
     known = sorted(plan.pc_of_line)
     out = {}
     for s in plan.sass:
+        if s.opcode == "NOP":          # padding after the last instruction
+            continue
         pc = plan.pc_of_line.get(s.ptx_line)
         if pc is None and known:       # a directive's line: the instruction before it
             k = bisect.bisect_right(known, s.ptx_line) - 1
