@@ -38,7 +38,9 @@ from course_lib.sim import fusion  # noqa: E402
 from course_lib.sim.metrics import METRIC_NAMES  # noqa: E402
 
 INSTANCES = ["struct_read<4>", "struct_read<6>", "struct_read<64>", "struct_write<4>", "struct_sum<6>",
-             "struct_copy<4>", "row_read<unsigned short, 34>", "load_twice", "strided_pair"]
+             "struct_copy<4>", "row_read<unsigned short, 34>"]
+PLAIN = {"load_twice": "_Z10load_twicePfPKfi", "strided_pair": "_Z12strided_pairPfPKfi",
+         "sign_of": "_Z7sign_ofPdPKdS1_i"}
 SLD_WF, SLD_CF = METRIC_NAMES[("shared", "ld", "wavefronts")], METRIC_NAMES[("shared", "ld", "conflicts")]
 SST_WF, SST_CF = METRIC_NAMES[("shared", "st", "wavefronts")], METRIC_NAMES[("shared", "st", "conflicts")]
 GLD_REQ = METRIC_NAMES[("global", "ld", "requests")]
@@ -48,11 +50,11 @@ needs_machine_code = pytest.mark.skipif(bool(MISSING), reason=f"no machine code 
 
 def regenerate():
     source = (FIX / "fused.cu").read_text()
-    out = nvrtc13.compile(source, "fused.cu", ["-lineinfo", "--gpu-architecture=sm_90", "-std=c++17"], INSTANCES[:-2])
+    out = nvrtc13.compile(source, "fused.cu", ["-lineinfo", "--gpu-architecture=sm_90", "-std=c++17"], INSTANCES)
     # NVRTC names the file with the working directory: keep only its name (lines stay put)
     (FIX / "fused.ptx").write_text(re.sub(r'(\.file\s+\d+\s+")[^"]*?([^/"\\]+")', r"\1\2", out.ptx))
     (FIX / "fused.sass").write_text(sass.disassemble(out.cubin))
-    entries = dict(out.lowered_names, load_twice="_Z10load_twicePfPKfi", strided_pair="_Z12strided_pairPfPKfi")
+    entries = dict(out.lowered_names, **PLAIN)
     (FIX / "manifest.json").write_text(json.dumps({"nvrtc": list(nvrtc13.version()), "entries": entries}, indent=1) + "\n")
 
 
@@ -173,6 +175,22 @@ def test_a_load_repeated_on_two_lines_is_loaded_once(fixture):
     plan, k = _plan(fixture, "load_twice")
     [g] = plan.fused_groups
     assert g.width == 4 and len({k.instructions[m].line for m in g.members}) == 2
+
+
+def test_a_narrowed_load_counts_the_bytes_it_reads(fixture):
+    plan, k = _plan(fixture, "sign_of")
+    assert not plan.problems
+    [narrow] = [g for g in plan.groups if g.width < 8 and g.sass[0].access.space == "global"]
+    assert narrow.width == 4 and narrow.shift == 4 and plan.shifts[narrow.leader] == 4
+    fn = _from_fixture(fixture, "sign_of")
+    rng = np.random.default_rng(8)
+    a, b = rng.random(100) + 1, rng.random(100) - 0.5
+    out = np.full(100, np.nan)
+    run = fn.simulate((1,), (128,), (out, a, b, np.int32(100)), echo=False)
+    assert out.tobytes() == np.copysign(a, b).tobytes()
+    [traced] = [t for t in run.accesses if t["pc"] == narrow.leader]
+    lanes = traced["addresses"][traced["addresses"] >= 0]
+    assert traced["width"] == 4 and (lanes % 8 == 4).all()        # the high word of each double
 
 
 def test_runtime_stride_is_not_fused(fixture):

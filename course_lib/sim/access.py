@@ -233,7 +233,8 @@ def _count(program, b, mask, ins, space, addr, width, is_load):
 
     Where ptxas fused this access with its neighbours into one wider machine instruction
     (``fusion.Plan.widths``), the group is counted once, here at the access the SASS carries,
-    at the SASS width and at the address rounded down to it; the other members count nothing."""
+    at the SASS width and at the address rounded down to it; the other members count nothing.
+    Where it narrowed the access, only the bytes the SASS reads count (``Plan.shifts``)."""
     if ins.index < 0 or not program.count_metrics:
         return
     plan = getattr(program, "fusion", None)
@@ -241,6 +242,9 @@ def _count(program, b, mask, ins, space, addr, width, is_load):
     if fused is not None and fused != width:
         if fused == 0:
             return
+        shift = plan.shifts.get(ins.index)    # a narrowed access reads part of the PTX's bytes
+        if shift:
+            addr = addr + np.uint64(shift)
         addr = addr & ~np.uint64(fused - 1)   # the machine access is aligned to its width
         width = fused
     if mask is None:

@@ -153,6 +153,10 @@ def _sass_row(s, plan, kernel, rows_of, seen):
         return ("code", f"{text:<52}  // {desc}: the same PTX access as above", DIM, None)
     seen.add(g.leader)
     counts, bad = _counts(rows_of.get(g.leader, []))
+    if g.width < _ptx_width(kernel.instructions[g.leader]):
+        lead = kernel.instructions[g.leader]
+        return ("code", f"{text:<52}  // {desc}: {g.width} of the {_ptx_width(lead)} bytes of PTX "
+                f"`{' '.join(lead.text.split())}` (+{g.shift}); {counts}", BAD if bad else FUSED, "fused")
     if g.fused:
         members = [kernel.instructions[m] for m in g.members]
         verb = "fuses" if g.width > min(_ptx_width(m) for m in members) else "merges (same address)"

@@ -19,6 +19,9 @@ and leaves others apart); it is read from what ptxas did:
    otherwise the window that holds the most of them is taken.
 3. A PTX access no SASS instruction carries that repeats one that is carried (same address,
    width) was merged away by ptxas: it is counted with that one.
+4. A single carrier narrower than its access reads only the part the kernel uses (seen: the
+   high word of a double for copysign, `LDG.E.CONSTANT [R2.64+0x4]` for an 8-byte load): it is
+   counted at its width and at its offset inside the access.
 
 The simulator then counts a group once, where the SASS instruction is (at the PTX access it
 carries, the leader), with the SASS width at the leader's address rounded down to it (the
@@ -55,6 +58,7 @@ class Group:
     members: list                  # PTX instruction indices, in program order
     width: int                     # bytes per thread of the machine access
     leader: int = -1               # the member the SASS instruction is attributed to
+    shift: int = 0                 # where a narrowed access starts inside the leader's bytes
 
     @property
     def fused(self) -> bool:
@@ -72,6 +76,7 @@ class Problem:
 class Plan:
     """How to count one kernel's accesses; built by :func:`plan`."""
     widths: dict = field(default_factory=dict)     # pc -> width to count with; 0: counted elsewhere
+    shifts: dict = field(default_factory=dict)     # pc -> bytes to add to its address (narrowed)
     groups: list = field(default_factory=list)
     group_of: dict = field(default_factory=dict)   # pc -> Group
     problems: list = field(default_factory=list)
@@ -107,6 +112,7 @@ class _Access:
     offset: int
     guard: tuple | None
     block: int
+    volatile: bool = False
 
 
 def ptx_accesses(kernel) -> dict[int, _Access]:
@@ -123,17 +129,19 @@ def ptx_accesses(kernel) -> dict[int, _Access]:
                 addr = ins.operands[1] if is_load else ins.operands[0]
                 vec = next((int(m[1:]) for m in ins.mods if m in ("v2", "v4", "v8")), 1)
                 out[ins.index] = _Access(ins.index, space, "ld" if is_load else "st", TYPES[ins.type][0] * vec,
-                                         addr.name, int(addr.value or 0), ins.guard, block)
+                                         addr.name, int(addr.value or 0), ins.guard, block, "volatile" in ins.mods)
         if ins.opcode in _BLOCK_ENDS:
             block += 1
     return out
 
 
 def could_fuse(kernel) -> bool:
-    """Could any two of the kernel's accesses ride in one machine instruction the matcher reads?"""
+    """Could any two of the kernel's accesses ride in one machine instruction the matcher reads?
+    (volatile ones cannot: ptxas makes each of them on its own)"""
     streams: dict = {}
     for a in ptx_accesses(kernel).values():
-        streams.setdefault((a.space, a.op, a.base), []).append(a.offset)
+        if not a.volatile:
+            streams.setdefault((a.space, a.op, a.base), []).append(a.offset)
     for offsets in streams.values():
         offsets.sort()
         if any(b - a < WIDEST for a, b in zip(offsets, offsets[1:])):
@@ -144,7 +152,13 @@ def could_fuse(kernel) -> bool:
 def plan(kernel, sass_instructions) -> Plan:
     """Match one kernel's SASS (``course_lib.sass.parse(...)[entry]``) to its PTX."""
     p = Plan(sass=list(sass_instructions))
-    p.pc_of_line = {ins.ptx_line: ins.index for ins in kernel.instructions if ins.ptx_line}
+    if p.sass and not any(s.ptx_line for s in p.sass):
+        return unavailable("the CUBIN has no PTX line information (compiled without -lineinfo?)")
+    at_line: dict[int, list] = {}
+    for ins in kernel.instructions:
+        if ins.ptx_line:
+            p.pc_of_line.setdefault(ins.ptx_line, ins.index)
+            at_line.setdefault(ins.ptx_line, []).append(ins.index)
     accesses = ptx_accesses(kernel)
     by_pc = {ins.index: ins for ins in kernel.instructions}
     carriers: dict[int, list] = {}
@@ -152,29 +166,36 @@ def plan(kernel, sass_instructions) -> Plan:
         a = s.access
         if a is None or a.space == "local":
             continue
-        pc = p.pc_of_line.get(s.ptx_line)
-        ptx = accesses.get(pc)
-        if ptx is None or ptx.op != a.op or a.space not in _SASS_SPACE[ptx.space]:
-            what = f"PTX line {s.ptx_line}" + (f" (`{by_pc[pc].text}`)" if pc in by_pc else "")
-            p.problems.append(Problem(pc if pc is not None else -1, by_pc[pc].line if pc in by_pc else 0,
+        # a line may hold several instructions (inline asm): the first load or store of this kind
+        pc = next((pc for pc in at_line.get(s.ptx_line, []) if pc in accesses and accesses[pc].op == a.op
+                   and a.space in _SASS_SPACE[accesses[pc].space]), None)
+        if pc is None:
+            near = p.pc_of_line.get(s.ptx_line)
+            what = f"PTX line {s.ptx_line}" + (f" (`{' '.join(by_pc[near].text.split())}`)" if near in by_pc else "")
+            p.problems.append(Problem(-1, by_pc[near].line if near in by_pc else 0,
                                       f"the machine code has `{s.text}`, which {what} does not explain"))
             continue
         carriers.setdefault(pc, []).append(s)
     orphans = {pc for pc in accesses if pc not in carriers}
+    offsets = _sass_offsets(carriers, accesses)
     leaders = []
     for pc, ss in sorted(carriers.items()):
         widths = {s.access.width for s in ss}
         a = accesses[pc]
+        narrow = _narrowed(a, ss, offsets) if len(ss) == 1 and ss[0].access.width < a.width else None
         if widths == {a.width}:
             _add(p, Group(ss, [pc], a.width))
         elif len(widths) == 1 and widths.pop() > a.width:
             leaders.append((pc, ss))
+        elif narrow is not None:
+            _add(p, Group(ss, [pc], ss[0].access.width, shift=narrow))
         else:
             _problem(p, by_pc[pc], f"the PTX access is {a.width} bytes, the machine code has "
                      + ", ".join(f"`{s.text}`" for s in ss))
-    offsets = _sass_offsets(carriers, accesses)
     for pc, ss in leaders:
-        members = _members(accesses[pc], ss[0], orphans, accesses, offsets)
+        members, start = _members(accesses[pc], ss[0], orphans, accesses, offsets)
+        # the window found fixes where later windows on the same registers lie
+        offsets.setdefault((accesses[pc].base, ss[0].access.base), start - ss[0].access.offset)
         orphans -= set(members)
         _add(p, Group(ss, sorted(members), ss[0].access.width, leader=pc))
     for pc in sorted(orphans):
@@ -197,6 +218,8 @@ def _add(p: Plan, g: Group):
     for pc in g.members:
         p.group_of[pc] = g
         p.widths[pc] = g.width if pc == g.leader else 0
+    if g.shift:
+        p.shifts[g.leader] = g.shift
 
 
 def _problem(p: Plan, ins, why):
@@ -221,8 +244,18 @@ def _sass_offsets(carriers, accesses):
     return shift
 
 
-def _members(lead: _Access, s, orphans, accesses, offsets) -> list[int]:
-    """The orphans that ride in ``s`` (width W) with ``lead``: all inside one W-byte window."""
+def _narrowed(a: _Access, ss, offsets) -> int | None:
+    """Where the one narrower SASS access lies inside the PTX access (None: it does not fit).
+    Its registers are taken to hold the PTX operand's address unless one-to-one carriers on
+    the same registers say how far apart the two are."""
+    s = ss[0].access
+    shift = offsets.get((a.base, s.base), 0) + s.offset - a.offset
+    return shift if 0 <= shift <= a.width - s.width and shift % s.width == 0 else None
+
+
+def _members(lead: _Access, s, orphans, accesses, offsets) -> tuple[list[int], int]:
+    """The orphans that ride in ``s`` (width W) with ``lead``, all inside one W-byte window, and
+    where that window starts (as an offset from their common address operand)."""
     W = s.access.width
     near = [accesses[pc] for pc in orphans if _same_stream(accesses[pc], lead)
             and abs(accesses[pc].offset - lead.offset) < W]
@@ -231,7 +264,7 @@ def _members(lead: _Access, s, orphans, accesses, offsets) -> list[int]:
         starts = [known + s.access.offset]
     else:
         starts = range(lead.offset + lead.width - W, lead.offset + 1)
-    best, best_bytes = [lead.pc], -1
+    best, best_bytes, best_start = [lead.pc], -1, lead.offset
     for start in starts:
         if not start <= lead.offset <= lead.offset + lead.width <= start + W:
             continue
@@ -243,8 +276,8 @@ def _members(lead: _Access, s, orphans, accesses, offsets) -> list[int]:
                 used.append((lo, hi))
         got = sum(hi - lo for lo, hi in used)
         if got > best_bytes:
-            best, best_bytes = taken, got
-    return best
+            best, best_bytes, best_start = taken, got, start
+    return best, best_start
 
 
 def _duplicate_of(a: _Access, p: Plan, accesses):

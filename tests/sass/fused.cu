@@ -108,3 +108,14 @@ __global__ void strided_pair(float* out, const float* in, int stride)
     __syncthreads();
     out[k] = t[k * stride] + t[k * stride + 1];
 }
+
+// Only the sign of b is used: ptxas loads the high word of each double alone
+// (LDG.E.CONSTANT [R+0x4] for an 8-byte ld.global.nc)
+__global__ void sign_of(double* __restrict__ out, const double* __restrict__ a, const double* __restrict__ b, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    double r;
+    asm volatile("copysign.f64 %0, %1, %2;" : "=d"(r) : "d"(b[i]), "d"(a[i]));
+    out[i] = r;
+}
