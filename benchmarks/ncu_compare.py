@@ -47,7 +47,8 @@ DTYPES = [np.float32, np.float64, np.float16, np.uint8]
 PATTERN_TYPES = {"4B": "float", "8B": "double", "16B": "float4"}
 PATTERNS = [(s, o) for s, o in ((1, 0), (1, 1), (2, 0), (32, 0), (0, 0), (33, 0), (4, 0), (8, 0), (16, 0))]
 STRUCTS = 1000        # the AoS -> SoA example: 1000 structs, 31 full warps and 8 lanes
-FUSED = ([f"struct_read<{i}>" for i in (2, 3, 4, 6, 8, 64)] + [f"struct_write<{i}>" for i in (4, 6)]
+FUSED = ([f"struct_read<{i}>" for i in (2, 3, 4, 6, 8, 64)] + ["struct_read<4, 2>"]
+         + [f"struct_write<{i}>" for i in (4, 6)]
          + ["row_read<unsigned short, 34>", "row_read<unsigned char, 36>", "row_read<float, 36>",
             "row_read<float, 33>", "load_twice", "load_twice_nc", "strided_pair"])
 
@@ -91,7 +92,7 @@ def fused_args(case, fn, xp):
     name = case["name"]
     rng = np.random.default_rng(7)
     if name.startswith("struct_"):
-        I = int(name.split("<")[1].rstrip(">"))
+        I = int(name.split("<")[1].rstrip(">").split(",")[0])
         aos = rng.random((STRUCTS, I)).astype(np.float32) + 1
         inp = aos if name.startswith("struct_read") else np.ascontiguousarray(aos.T)
         out = np.full(inp.T.shape, -1, np.float32)

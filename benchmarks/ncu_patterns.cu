@@ -41,10 +41,12 @@ __global__ void shared_pairs(T* out, const T* in)
 
 // AoS -> SoA: lane j reads the I fields of its struct, mine[i + j*I]. NVRTC 13 for sm_90:
 // I = 2 one LDS.64, 4 one LDS.128, 6 three LDS.64, 8 two LDS.128, 64 sixteen LDS.128; I = 3 none.
-template <int I>
+// PAD = 2 (notebook 08's array, 32*I + 2 floats per warp): a warp's array is only 8-byte
+// aligned, so I = 4 becomes two LDS.64 (2-way conflicts) instead of one LDS.128.
+template <int I, int PAD = 0>
 __global__ void struct_read(float* out, const float* in, int rows)
 {
-    __shared__ float s[4][32 * I];
+    __shared__ float s[4][32 * I + PAD];
     float* mine = s[threadIdx.y];
     const int lane = threadIdx.x;
     const int first = (blockIdx.y * 4 + threadIdx.y) * 32;
