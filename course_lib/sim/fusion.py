@@ -1,11 +1,12 @@
 """Which PTX memory accesses ptxas fused into one machine instruction, read from the SASS.
 
-The GPU runs SASS, and ptxas may turn neighbouring narrow accesses into one wider one: four
-``ld.shared.f32`` at [%r+4], [%r+8], [%r+12] (and sometimes more) become one ``LDS.128``, two
-``st.global.f32`` one ``STG.E.64``. Nsight Compute counts the wide instruction once, with the
-cost of a 16- or 8-byte access, so counting the PTX's loads one by one gets requests, wavefronts
-and bank conflicts wrong. Fusion is not predicted here (ptxas fuses some provably aligned pairs
-and leaves others apart); it is read from what ptxas did:
+The GPU runs SASS, and ptxas may turn neighbouring narrow accesses into one wider one (four
+``ld.shared.f32`` at [%r], [%r+4], [%r+8], [%r+12] become one ``LDS.128``, four stores one
+``STS.128``), load a repeated address once, or load only the bytes a kernel uses. Nsight Compute
+counts the machine instruction, once, with the cost of its width, so counting the PTX's accesses
+one by one gets requests, wavefronts and bank conflicts wrong. Fusion is not predicted here
+(ptxas fuses some provably aligned neighbours and leaves others apart); it is read from what
+ptxas did:
 
 1. ``nvdisasm -gp`` names for each SASS instruction the PTX line it came from, so every SASS
    load or store *carries* one PTX access; a fused one carries the member nvdisasm named.
@@ -26,10 +27,10 @@ and leaves others apart); it is read from what ptxas did:
 The simulator then counts a group once, where the SASS instruction is (at the PTX access it
 carries, the leader), with the SASS width at the leader's address rounded down to it (the
 hardware's access is aligned to its width), and nothing at the other members
-(``widths[pc] == 0``). Anything that cannot be matched (a SASS
-access whose PTX line is no load or store of its kind, a PTX access the SASS splits or carries
-at mixed widths, one no SASS instruction carries and no group takes) keeps the PTX's own count
-and becomes a :class:`Problem`, reported in the run's warnings.
+(``widths[pc] == 0``). Anything that cannot be matched (a SASS access whose PTX line is no load
+or store of its kind, a PTX access the SASS splits or carries at mixed widths, one no SASS
+instruction carries and no group takes) keeps the PTX's own count and becomes a
+:class:`Problem`, reported in the run's warnings.
 
 Reading SASS costs an nvdisasm run (about half a second, whatever the kernel's size), so a kernel
 in which no two accesses could share a machine instruction (:func:`could_fuse`: no two loads or
