@@ -1,6 +1,7 @@
 """Check the simulator against Nsight Compute on a real GPU, metric by metric.
 
     python benchmarks/ncu_compare.py --out DIR          # on a machine with a GPU and ncu
+    python benchmarks/ncu_compare.py --dry-run [--only fused]   # anywhere: the simulator alone
 
 It launches every course kernel (every registered Spec x dtype x a few shapes) and the
 access patterns of benchmarks/ncu_patterns.cu once each under
@@ -8,6 +9,14 @@ access patterns of benchmarks/ncu_patterns.cu once each under
 on the CPU, and prints one row per launch: simulator vs ncu for global load/store requests
 and sectors, shared load/store wavefronts and bank conflicts. Writes compare.json and
 compare.md to DIR. Exit code 0 when every metric agrees.
+
+The ``fused`` cases are kernels whose neighbouring narrow accesses ptxas fuses into one wider
+machine instruction (or loads once); the simulator counts what the SASS does. ``--dry-run``
+simulates every case without a GPU and prints, where they differ, the counts of the PTX alone
+(CuPy's NVRTC, COURSE_LIB_SASS=0: what the simulator counted before it read machine code) next
+to the machine-code counts, with the fused SASS instructions: the list of what reading the
+machine code changed. The simulator must read machine code here (NVRTC 13 and nvdisasm
+installed) or the comparison with ncu is of the PTX; the script says which at the start.
 
 The worker process launches only the kernels under test (inputs are copied with memcpy, never
 filled by a CuPy kernel), so ncu's launch IDs line up with the case list.
@@ -37,6 +46,11 @@ SHAPES = [(256, 256), (100, 130), (1, 300)]
 DTYPES = [np.float32, np.float64, np.float16, np.uint8]
 PATTERN_TYPES = {"4B": "float", "8B": "double", "16B": "float4"}
 PATTERNS = [(s, o) for s, o in ((1, 0), (1, 1), (2, 0), (32, 0), (0, 0), (33, 0), (4, 0), (8, 0), (16, 0))]
+STRUCTS = 1000        # the issue's AoS -> SoA example: 1000 structs, 31 full warps and 8 lanes
+FUSED = ([f"struct_read<{i}>" for i in (2, 3, 4, 6, 8, 64)] + ["struct_read<4, 2>"]
+         + [f"struct_write<{i}>" for i in (4, 6)]
+         + ["row_read<unsigned short, 34>", "row_read<unsigned char, 36>", "row_read<float, 36>",
+            "row_read<float, 33>", "load_twice", "load_twice_nc", "strided_pair"])
 
 
 def cases():
@@ -54,6 +68,7 @@ def cases():
             out.append(dict(kind="global_pattern", T=tname, stride=stride, offset=offset))
             out.append(dict(kind="shared_pattern", T=tname, stride=stride, offset=offset))
         out.append(dict(kind="shared_pairs", T=tname))
+    out += [dict(kind="fused", name=name) for name in FUSED]
     return out
 
 
@@ -64,9 +79,33 @@ def pattern_function(case):
     global _pattern_module
     if _pattern_module is None:
         names = [f"{k}<{t}>" for k in ("global_pattern", "shared_pattern", "shared_pairs") for t in PATTERN_TYPES.values()]
+        names += [n for n in FUSED if "<" in n]
         _pattern_module = RawModule(code=(HERE / "ncu_patterns.cu").read_text(), options=("-std=c++17",),
                                     name_expressions=names, filename="ncu_patterns.cu")
+    if case["kind"] == "fused":
+        return _pattern_module.get_function(case["name"])
     return _pattern_module.get_function(f"{case['kind']}<{PATTERN_TYPES[case['T']]}>")
+
+
+def fused_args(case, fn, xp):
+    """(grid, block, args, shared_mem) of a fused case; inputs random, outputs poisoned."""
+    name = case["name"]
+    rng = np.random.default_rng(7)
+    if name.startswith("struct_"):
+        I = int(name.split("<")[1].rstrip(">").split(",")[0])
+        aos = rng.random((STRUCTS, I)).astype(np.float32) + 1
+        inp = aos if name.startswith("struct_read") else np.ascontiguousarray(aos.T)
+        out = np.full(inp.T.shape, -1, np.float32)
+        return (1, -(-STRUCTS // 128)), (32, 4), (xp.asarray(out), xp.asarray(inp), np.int32(STRUCTS)), 0
+    if name.startswith("row_read"):
+        dt = {"unsigned short": np.uint16, "unsigned char": np.uint8, "float": np.float32}[name[9:].split(",")[0]]
+        inp = (rng.random(4 * 32 * 32) * 100 + 1).astype(dt)
+        return (1,), (32, 4), (xp.asarray(np.zeros_like(inp)), xp.asarray(inp), np.int32(32)), 0
+    if name == "strided_pair":
+        inp = rng.random(1024).astype(np.float32) + 1
+        return (1,), (256,), (xp.asarray(np.zeros(256, np.float32)), xp.asarray(inp), np.int32(2)), 0
+    inp = rng.random(STRUCTS).astype(np.float32) + 1             # load_twice, load_twice_nc
+    return (8,), (128,), (xp.asarray(np.zeros_like(inp)), xp.asarray(inp), np.int32(STRUCTS)), 0
 
 
 def launch_args(case, xp):
@@ -80,6 +119,8 @@ def launch_args(case, xp):
         arrays = [xp.asarray(out), xp.asarray(inp)]
         return t.function, grid, block, (arrays[0], arrays[1], np.int32(rows), np.int32(cols)), 0
     fn = pattern_function(case)
+    if case["kind"] == "fused":
+        return (fn, *fused_args(case, fn, xp))
     width = {"4B": 4, "8B": 8, "16B": 16}[case["T"]]
     dtype = np.float64 if width == 8 else np.float32
     per = width // np.dtype(dtype).itemsize          # array elements per accessed element
@@ -130,6 +171,8 @@ def run_ncu():
 def label(case):
     if case["kind"] == "transpose":
         return f"{case['key']} {case['dtype']} {case['shape'][0]}x{case['shape'][1]}"
+    if case["kind"] == "fused":
+        return f"fused {case['name']}"
     if case["kind"] == "shared_pairs":
         return f"shared_pairs {case['T']}"
     return f"{case['kind']} {case['T']} stride {case['stride']} offset {case['offset']}"
@@ -144,9 +187,18 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--out", default="ncu_compare_out")
+    p.add_argument("--dry-run", action="store_true", help="simulate only (no GPU, no ncu); list what machine code changed")
+    p.add_argument("--only", default="", help="cases whose label contains this text (with --dry-run)")
     a = p.parse_args()
     if a.worker:
         return worker()
+    from course_lib import nvrtc
+    missing = nvrtc.machine_code_missing()
+    print("simulator counts the machine code (NVRTC 13 + nvdisasm)" if not missing else
+          f"WARNING: the simulator counts the PTX, not the machine code: {missing}", flush=True)
+    if a.dry_run:
+        from ncu_sass_effect import report
+        return report([c for c in cases() if a.only in label(c)], launch_args, label, METRICS, SHORT)
     all_cases = cases()
     print(f"{len(all_cases)} launches; profiling with ncu...", flush=True)
     hw = run_ncu()

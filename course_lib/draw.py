@@ -7,6 +7,7 @@
     draw.bandwidth(results)           # effective bandwidth bars against the copy ceiling
     draw.sweep(xs, {"PAD=0": ys})     # a line chart for sweeps (conflicts vs padding, ...)
     draw.listing(run)                 # the kernel's source, each memory line annotated (HTML)
+    draw.listing(run, view="sass")    # ... with each line's machine code, fused accesses marked
     draw.table({"naive": run, ...})   # metrics side by side (HTML)
 
 ``sectors`` and ``banks`` take a SimRun (they read ``run.accesses``, the traced block) or raw
@@ -278,12 +279,19 @@ def _note(rows) -> tuple[str, bool]:
     return "; ".join(bits), good
 
 
-def listing(run, *, lines: tuple | None = None) -> HTMLText:
+def listing(run, *, lines: tuple | None = None, view: str = "source", memory_only: bool = False):
     """The kernel's source (the function that holds the memory lines) with each memory line
     annotated: sectors per request, shared wavefronts and conflicts; red where it is not ideal.
+    ``view="sass"`` (or ``"ptx"``) adds under each line the machine (or PTX) instructions it
+    compiled to, loads and stores with their counts and fused ones marked (``SimRun.listing``).
 
         draw.listing(backend.run("naive_row").sim)      # line 18: global st: 32.0 sectors/req
+        draw.listing(run, view="sass", memory_only=True)
     """
+    if view != "source":
+        lo, hi = lines or (None, None)
+        return run.listing(view=view, memory_only=memory_only,
+                           lines=set(range(lo, hi + 1)) if lines else None)
     mem = sorted(run.by_line)
     src = run.source_lines
     if lines is None and mem:

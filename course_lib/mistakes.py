@@ -136,7 +136,8 @@ def _from_result(result, output, hint):
         r = races[0]
         return Diagnosis(f"{r.kind} race", "\n".join(str(x) for x in races), tuple(r.lines), r.threads[1],
                          r.block, r.hint, None, result, output)
-    warnings = list(getattr(result, "warnings", []))
+    # a note that metrics follow the PTX (no machine code here) is about the setup, not the kernel
+    warnings = [w for w in getattr(result, "warnings", []) if w.kind != "machine code"]
     if warnings:
         w = warnings[0]
         return Diagnosis(f"{w.kind} read" if w.kind == "uninitialized" else w.kind,

@@ -103,6 +103,11 @@ class RawModule:
     def parsed(self) -> ptx.Module:
         return self.compile()._parsed
 
+    @property
+    def compiled(self) -> nvrtc.Compiled:
+        """What NVRTC made: the PTX, and for the simulator the CUBIN whose machine code it reads."""
+        return self.compile()._compiled
+
     def cubin_for_gpu(self):
         return nvrtc.compile_source(for_nvrtc(self.code), options=self.options, name_expressions=self.name_expressions,
                                     filename=self.filename, want_cubin=True)

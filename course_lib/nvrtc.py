@@ -4,6 +4,11 @@ What this module does:
 - compiles CUDA C++ source in-process with NVRTC (through CuPy's bindings, which load the
   ``nvidia-cuda-nvrtc`` wheel, so no CUDA toolkit and no GPU are needed) to PTX with line
   information, which is what the CPU simulator interprets;
+- for the simulator, when NVRTC 13 and nvdisasm are installed (``nvrtc13.py``, ``sass.py``),
+  compiles instead with NVRTC 13 for the H100 (sm_90) to PTX *and* a CUBIN in one call, so the
+  simulator runs the very PTX whose machine code it reads to count what the GPU counts
+  (``sim/fusion.py``); otherwise it falls back to CuPy's NVRTC and says why in
+  ``Compiled.machine_note`` (``COURSE_LIB_SASS=0`` chooses the fallback);
 - on a machine with a GPU, also compiles to a CUBIN for that exact device (``sm_XY``), so the
   driver never has to JIT PTX that is newer than itself — the usual reason CUDA notebooks break
   on Colab;
@@ -24,11 +29,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import nvrtc13, sass
 from .errors import CompileError, NoGPUError, caret_excerpt
 
 # The simulator models Volta..Hopper memory rules and is validated on an H100, so without a
 # GPU we ask NVRTC for PTX of that machine.
 SIMULATED_ARCH = 90
+# The GPU whose machine code the simulator reads: the H100 its counts are checked against.
+MACHINE_ARCH = 90
 CACHE_DIR = Path(os.environ.get("COURSE_LIB_CACHE", Path.home() / ".cache" / "course_lib"))
 
 
@@ -41,6 +49,8 @@ class Compiled:
     log: str
     arch: int
     entries: list[str] = field(default_factory=list)
+    machine: str = ""        # for the simulator: who made ``cubin`` ("NVRTC 13.0, sm_90"), "" if none
+    machine_note: str = ""   # why the simulator has no machine code for this source
 
 
 def _nvrtc():
@@ -209,6 +219,16 @@ def compile_source(source: str, *, options=(), name_expressions=(), filename="ke
                    arch: int | None = None, want_cubin: bool = False) -> Compiled:
     """Compile with NVRTC. ``arch`` defaults to the simulated H100 (PTX only) or, with
     ``want_cubin``, the current GPU. Always adds ``-lineinfo`` so PTX maps back to source lines."""
+    note = ""
+    if arch is None and not want_cubin:
+        note = machine_code_missing()
+        if not note:
+            try:
+                return _compile_with_machine_code(source, options, name_expressions, filename)
+            except nvrtc13.Failed as exc:
+                # a genuine error fails below too, with CuPy's NVRTC's usual message
+                first = next((ln for ln in exc.log.splitlines() if "error" in ln), exc.log.strip()[:200])
+                note = f"NVRTC 13 could not compile this source ({first.strip()})"
     if arch is None:
         arch = device_info().arch if want_cubin else simulation_arch()
     opts = [o for o in options if not o.startswith(("--gpu-architecture", "-arch"))]
@@ -220,8 +240,51 @@ def compile_source(source: str, *, options=(), name_expressions=(), filename="ke
     if hit is None:
         hit = _compile_now(source, opts, name_expressions, filename, arch, want_cubin)
         _disk_store(key, hit)
+    hit.machine_note = note
     _memory_cache[key] = hit
     return hit
+
+
+def machine_code_missing() -> str:
+    """Why the simulator cannot read machine code here ("" when it can)."""
+    if os.environ.get("COURSE_LIB_SASS", "").lower() in ("0", "off", "no", "false"):
+        return "COURSE_LIB_SASS=0 turns machine code off"
+    try:
+        nvrtc13.version()
+        path = sass.nvdisasm_path()
+        if path is None:
+            return "nvdisasm was not found (pip install nvidia-cuda-nvdisasm)"
+        sass.nvdisasm_version(path)
+    except (nvrtc13.Unavailable, sass.Unavailable) as exc:
+        return str(exc)
+    return ""
+
+
+def _compile_with_machine_code(source, options, names, filename) -> Compiled:
+    """PTX and an sm_90 CUBIN from one NVRTC 13 compilation (cached like the PTX)."""
+    opts = [o for o in options if not o.startswith(("--gpu-architecture", "-arch"))]
+    opts += ["-lineinfo", f"--gpu-architecture=sm_{MACHINE_ARCH}"]
+    made_by = "NVRTC {}.{}, sm_{}".format(*nvrtc13.version(), MACHINE_ARCH)
+    key = (_cache_key(source, opts, names, MACHINE_ARCH, True) + "-" + _safe(made_by) + "-" + _safe(filename))
+    if key in _memory_cache:
+        return _memory_cache[key]
+    hit = _disk_load(key)
+    if hit is None or hit.cubin is None:
+        out = nvrtc13.compile(source, filename, opts, names)
+        hit = Compiled(ptx=out.ptx, cubin=out.cubin, lowered_names=out.lowered_names, log=out.log,
+                       arch=MACHINE_ARCH, entries=re.findall(r"\.entry\s+([\w$]+)\s*\(", out.ptx))
+        _disk_store(key, hit)
+    hit.machine = made_by
+    _memory_cache[key] = hit
+    return hit
+
+
+def machine_code(c: Compiled) -> dict:
+    """Kernel name -> its SASS instructions (``course_lib.sass.Instruction``) for a compilation
+    made for the simulator; raises ``sass.Unavailable`` when there is none (``c.machine_note``)."""
+    if not c.machine or c.cubin is None:
+        raise sass.Unavailable(c.machine_note or "this module was built from PTX text, so there is no machine code")
+    return sass.kernels(c.cubin, CACHE_DIR)
 
 
 def _safe(name: str) -> str:

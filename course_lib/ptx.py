@@ -50,6 +50,7 @@ class Instruction:
     guard: tuple | None       # (predicate register, negated) or None
     line: int                 # source line in the student's file (0 = unknown)
     text: str
+    ptx_line: int = 0         # line of the PTX text it starts on (nvdisasm -gp names SASS by it)
 
     @property
     def type(self) -> str | None:
@@ -107,7 +108,7 @@ def parse(text: str, main_file: str | None = None) -> Module:
     kernel = None
     depth = 0
     line = 0
-    for kind, payload in _statements(_COMMENT.sub("", text)):
+    for kind, payload, ptx_line in _statements(_COMMENT.sub(_blank_comment, text)):
         if kind == "loc":
             line = _loc_line(payload, main_ids, line)
         elif kind == "open":
@@ -131,8 +132,13 @@ def parse(text: str, main_file: str | None = None) -> Module:
             if kernel is None:
                 _module_statement(mod, payload)
             else:
-                _kernel_statement(kernel, payload, line)
+                _kernel_statement(kernel, payload, line, ptx_line)
     return mod
+
+
+def _blank_comment(m):
+    """A comment becomes the newlines it spanned, so PTX line numbers stay those of the text."""
+    return "\n" * m.group().count("\n")
 
 
 def _main_file_ids(files, main_file):
@@ -159,19 +165,21 @@ def _loc_line(payload, main_ids, current):
 
 
 def _statements(text):
-    """Yield (kind, payload): loc, open, close, label, header, stmt — in source order."""
+    """Yield (kind, payload, line): loc, open, close, label, header, stmt — in source order,
+    with the 1-based line of the text where the item starts."""
     pending = ""
-    lines = iter(text.splitlines())
-    for raw in lines:
+    start = 0
+    lines = iter(enumerate(text.splitlines(), 1))
+    for number, raw in lines:
         s = raw.strip()
         if not s:
             continue
         if not pending and re.match(r"\.(loc|file)\s", s):   # not .local: line directives only
             if s.startswith(".loc"):
-                yield "loc", s
+                yield "loc", s, number
             continue
         if not pending and s.startswith((".version", ".target", ".address_size")):
-            yield "stmt", s.rstrip(";")   # these directives end at the line, not at a ';'
+            yield "stmt", s.rstrip(";"), number   # these directives end at the line, not at a ';'
             continue
         if not pending and s.startswith(".section"):
             _skip_section(s, lines)
@@ -179,14 +187,15 @@ def _statements(text):
         while s:
             if not pending:
                 if s[0] in "{}":
-                    yield ("open" if s[0] == "{" else "close"), None
+                    yield ("open" if s[0] == "{" else "close"), None, number
                     s = s[1:].strip()
                     continue
                 m = _LABEL.match(s)
                 if m:
-                    yield "label", m[1]
+                    yield "label", m[1], number
                     s = s[m.end():].strip()
                     continue
+            start = start if pending else number
             end, header = _statement_end(pending + " " + s if pending else s)
             full = pending + " " + s if pending else s
             if end is None:
@@ -195,10 +204,10 @@ def _statements(text):
             stmt, s = full[:end].strip(), full[end + 1:].strip()
             pending = ""
             if header:
-                yield "header", stmt
-                yield "open", None
+                yield "header", stmt, start
+                yield "open", None, start
             else:
-                yield "stmt", stmt.rstrip(";").strip()
+                yield "stmt", stmt.rstrip(";").strip(), start
 
 
 def _statement_end(s):
@@ -223,7 +232,7 @@ def _statement_end(s):
 
 def _skip_section(first, lines):
     depth = first.count("{") - first.count("}")
-    for raw in lines:
+    for _, raw in lines:
         depth += raw.count("{") - raw.count("}")
         if depth <= 0 and "}" in raw:
             return
@@ -274,7 +283,7 @@ def _module_statement(mod, stmt):
                 mod.variables[v.name] = v
 
 
-def _kernel_statement(kernel, stmt, line):
+def _kernel_statement(kernel, stmt, line, ptx_line=0):
     if stmt.startswith("."):
         m = _REGDECL.match(stmt)
         if m:
@@ -310,7 +319,7 @@ def _kernel_statement(kernel, stmt, line):
     if kernel.plain_regs:
         operands = [_plain_reg(o, kernel.plain_regs) for o in operands]
     kernel.instructions.append(Instruction(len(kernel.instructions), opcode, tuple(mods),
-                                           tuple(operands), guard, line, stmt))
+                                           tuple(operands), guard, line, stmt, ptx_line))
 
 
 def _plain_reg(op, plain):

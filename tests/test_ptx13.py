@@ -4,9 +4,12 @@ Fixtures in tests/ptx13/ were made by ``python tests/test_ptx13.py --regenerate`
 ``nvcc -ptx -arch=sm_90 -lineinfo -std=c++17``: every course kernel in kernels/ (the
 instances in INSTANCES; their sources are copied to tests/ptx13/src so that later edits of
 kernels/ do not make the two sides differ), a subset of the instruction-semantics catalog and
-the warp/atomic/vector kernels. Each test compiles the fixture's source with this machine's
-NVRTC and loads the CUDA 13 PTX with ``RawModule.from_ptx``, runs both on identical inputs and
-requires identical outputs, metrics (totals and per source line) and races.
+the warp/atomic/vector kernels. Each test compiles the fixture's source with CuPy's NVRTC 12.9
+and loads the CUDA 13 PTX with ``RawModule.from_ptx``, runs both on identical inputs and
+requires identical outputs, metrics (totals and per source line) and races. Both sides count the
+PTX: PTX text has no machine code, and ``COURSE_LIB_SASS=0`` keeps the 12.9 side on CuPy's NVRTC
+(by default the simulator compiles with NVRTC 13 and counts ptxas's fused accesses, which differ
+from the PTX's where ptxas merges or fuses loads, e.g. mov_pack's repeated a[i]).
 
 What differs between the two generations (seen in these fixtures): ``.version 9.0``,
 ``.visible .entry`` instead of ``.weak .entry`` for template instances, shared memory
@@ -134,6 +137,14 @@ def _assert_same(a12, a13, r12, r13, what):
     assert r12.metrics == r13.metrics, f"{what}: metrics differ\n12.9: {r12.metrics}\n13: {r13.metrics}"
     assert r12.by_line == r13.by_line, f"{what}: per-line metrics differ"
     assert [(r.kind, r.lines) for r in r12.races] == [(r.kind, r.lines) for r in r13.races], what
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _ptx_counts_on_both_sides():
+    mp = pytest.MonkeyPatch()
+    mp.setenv("COURSE_LIB_SASS", "0")
+    yield
+    mp.undo()
 
 
 @pytest.mark.parametrize("entry", manifest()["kernels"], ids=lambda e: f"{e['key']}-{e['dtype']}")

@@ -3,12 +3,15 @@
 Modules: ``executor`` (scheduling, barriers, limits), ``instructions`` and ``access``
 (one closure per PTX instruction), ``alu`` (arithmetic semantics), ``memory`` (address
 spaces), ``metrics`` (Nsight Compute's counting rules), ``races`` (racecheck), ``calls``
-(printf, assert), ``state`` (per-batch registers), ``result`` (SimRun).
+(printf, assert), ``state`` (per-batch registers), ``fusion`` (which PTX accesses ptxas fused
+into one machine instruction, from the SASS), ``result`` (SimRun).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from .. import nvrtc, sass
+from . import fusion
 from .executor import Program
 from .memory import GlobalMemory
 from .result import SimRun
@@ -42,10 +45,38 @@ def simulate(fn, grid, block, args, shared_mem=0, **options) -> SimRun:
     program = Program(fn.module.parsed, kernel, grid=grid, block=block, params=bytes(params),
                       param_offsets=offsets, globals_=memory, dynamic_shared=int(shared_mem),
                       source=fn.module.code, filename=fn.module.filename, **_trace(options, grid))
+    program.fusion = machine_plan(fn)
     run = program.run()
     for dev, host in write_back:
         dev.set(host)
     return run
+
+
+def machine_plan(fn) -> fusion.Plan:
+    """How ptxas's machine code groups the kernel's PTX accesses (once per Function); a plan
+    with only a ``note`` when there is no machine code, and the metrics follow the PTX."""
+    plan = getattr(fn, "_machine_plan", None)
+    if plan is None:
+        compiled = fn.module.compiled
+        if compiled.machine and not fusion.could_fuse(fn.kernel):   # nothing to group: read it if shown
+            plan = fusion.Plan(made_by=compiled.machine, pending=lambda: _read_plan(fn))
+        else:
+            plan = _read_plan(fn)
+        fn._machine_plan = plan
+    return plan
+
+
+def _read_plan(fn) -> fusion.Plan:
+    compiled = fn.module.compiled
+    try:
+        code = nvrtc.machine_code(compiled)
+        if fn.entry not in code:
+            raise sass.Unavailable(f"the machine code has no kernel {fn.entry}")
+        plan = fusion.plan(fn.kernel, code[fn.entry])
+        plan.made_by = compiled.machine
+    except sass.Unavailable as exc:
+        plan = fusion.unavailable(str(exc))
+    return plan
 
 
 def _trace(options, grid):

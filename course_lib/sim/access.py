@@ -4,7 +4,8 @@ For every executed ``ld``/``st`` this module
 1. computes the active threads' addresses (register + offset, or symbol + offset);
 2. resolves generic addresses to global, shared or local memory;
 3. checks alignment and bounds, raising MemoryAccessError with buffer, offset, thread and line;
-4. counts requests/sectors (global) or wavefronts/conflicts (shared) per warp (``metrics``);
+4. counts requests/sectors (global) or wavefronts/conflicts (shared) per warp (``metrics``), once
+   per machine instruction where ptxas fused several PTX accesses into one (``fusion``);
 5. feeds shared accesses to the race detector and records the traced block's addresses;
 6. moves the data.
 Atomics (``atom``/``red``) on global and shared memory are applied in thread order.
@@ -228,9 +229,24 @@ def _generic(program, b, mask, ins, addr, width, vec, values):
 
 
 def _count(program, b, mask, ins, space, addr, width, is_load):
-    """Per-warp metrics, and the traced block's addresses for the pictures."""
+    """Per-warp metrics, and the traced block's addresses for the pictures.
+
+    Where ptxas fused this access with its neighbours into one wider machine instruction
+    (``fusion.Plan.widths``), the group is counted once, here at the access the SASS carries,
+    at the SASS width and at the address rounded down to it; the other members count nothing.
+    Where it narrowed the access, only the bytes the SASS reads count (``Plan.shifts``)."""
     if ins.index < 0 or not program.count_metrics:
         return
+    plan = getattr(program, "fusion", None)
+    fused = plan.widths.get(ins.index) if plan is not None else None
+    if fused is not None and fused != width:
+        if fused == 0:
+            return
+        shift = plan.shifts.get(ins.index)    # a narrowed access reads part of the PTX's bytes
+        if shift:
+            addr = addr + np.uint64(shift)
+        addr = addr & ~np.uint64(fused - 1)   # the machine access is aligned to its width
+        width = fused
     if mask is None:
         full = addr.view(np.int64)
         active = b.all_true

@@ -1,5 +1,10 @@
 """What a simulated launch reports: metrics named as Nsight Compute names them, per source line,
-races, other findings, printf output, and the traced block's addresses for the pictures."""
+races, other findings, printf output, and the traced block's addresses for the pictures.
+
+Metrics are per machine instruction: where ptxas fused PTX accesses (``fusion``), the row of the
+access the SASS instruction carries has the group's counts and width, and the run's warnings say
+where the machine code could not be read (the counts there follow the PTX). ``listing(view=)``
+shows the source alone, with its PTX, or with its SASS (``code_view``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,8 +24,11 @@ class Finding:
     hint: str = ""
 
     def __str__(self):
-        text = (f"line {self.line}: {self.message} — {self.count} time(s), first by thread "
-                f"{self.thread} of block {self.block}")
+        if self.thread is None:      # about the code, not about one thread (machine code notes)
+            text = (f"line {self.line}: " if self.line else "") + self.message
+        else:
+            text = (f"line {self.line}: {self.message} — {self.count} time(s), first by thread "
+                    f"{self.thread} of block {self.block}")
         return text + (f"\n  hint: {self.hint}" if self.hint else "")
 
 
@@ -36,13 +44,16 @@ class SimRun:
         self.source_lines = p.source_lines
         self.filename = p.filename
         c = p.counters
+        self.kernel = p.kernel
+        self.machine = getattr(p, "fusion", None)      # fusion.Plan: the SASS and its groups
+        fused = self.machine.widths if self.machine is not None else {}
         self.instructions = []
         for ins in p.kernel.instructions:
             if ins.opcode not in ("ld", "st", "ldu"):   # atomics are counted apart by ncu (op_atom)
                 continue
             i = ins.index
             op = "ld" if ins.opcode in ("ld", "ldu") else "st"
-            common = dict(pc=i, line=ins.line, text=ins.text, op=op, width=_width(ins))
+            common = dict(pc=i, line=ins.line, text=ins.text, op=op, width=fused.get(i) or _width(ins))
             # one row per space the instruction reached (a generic access may reach both)
             if c.global_requests[i]:
                 self.instructions.append(dict(common, space="global", requests=int(c.global_requests[i]),
@@ -58,7 +69,7 @@ class SimRun:
             self.by_line[line] = _totals([r for r in self.instructions if r["line"] == line])
         self.races = sorted((f for k, f in p.findings.items() if k[0] == "race"),
                             key=lambda r: (r.scope != "block", r.lines))
-        self.warnings = [f for k, f in p.findings.items() if k[0] != "race"]
+        self.warnings = [f for k, f in p.findings.items() if k[0] != "race"] + self._machine_warnings()
 
     # ------------------------------------------------------------------ convenience
     def ratio(self, space="global", op="ld"):
@@ -72,15 +83,28 @@ class SimRun:
     def error_races(self):
         return [r for r in self.races if r.scope == "block"]
 
-    def listing(self, lines=None) -> str:
-        """The kernel's source with each memory line annotated with what it cost."""
-        out = []
-        for n, text in enumerate(self.source_lines, 1):
-            if lines and n not in lines:
-                continue
-            note = annotate(self.by_line.get(n)) if n in self.by_line else ""
-            out.append(f"{n:4d}  {text.rstrip():<60s}{'  // ' + note if note else ''}")
-        return "\n".join(out)
+    def _machine_warnings(self) -> list:
+        """Where the counts follow the PTX rather than the machine code, and why."""
+        plan, counted = self.machine, {r["pc"] for r in self.instructions}
+        if plan is None or not counted:
+            return []
+        if plan.note:
+            return [Finding("machine code", 0, f"memory metrics follow the PTX, not the machine code: {plan.note}",
+                            1, None, None, "ptxas may fuse neighbouring narrow accesses into one wider one, which "
+                            "Nsight Compute counts once: pip install 'nvidia-cuda-nvrtc==13.0.*' nvidia-cuda-nvdisasm")]
+        return [Finding("machine code", pr.line, f"the counts follow the PTX here: {pr.message}", 1, None, None)
+                for pr in plan.problems if pr.pc in counted or pr.pc < 0]
+
+    def listing(self, lines=None, view: str = "source", memory_only: bool = False):
+        """The kernel's source with each memory line annotated with what it cost.
+
+        ``view="sass"`` puts under each source line the machine instructions compiled from it
+        (Nsight Compute's source view, without a GPU) and ``view="ptx"`` its PTX; loads and
+        stores are marked with their width and counts, and fused ones with the PTX accesses
+        they stand for. ``memory_only=True`` leaves out the other instructions. The result is
+        text (print it) that a notebook shows as coloured HTML."""
+        from .code_view import render
+        return render(self, view, lines=lines, memory_only=memory_only)
 
     def summary(self) -> str:
         m = self.metrics
