@@ -61,29 +61,29 @@ def _compiled(task, source):
 
 # (task, the student's fix as (old, new) pairs on the broken source, passes?)
 FIXES = {
-    "swapped_rows_cols": [("out[x * cols + y]", "out[x * rows + y]")],
-    "missing_syncthreads": [("        tile[threadIdx.y][threadIdx.x] = in[y * cols + x];\n",
+    "debug_03": [("out[x * cols + y]", "out[x * rows + y]")],
+    "debug_04": [("        tile[threadIdx.y][threadIdx.x] = in[y * cols + x];\n",
                              "        tile[threadIdx.y][threadIdx.x] = in[y * cols + x];\n    __syncthreads();\n")],
-    "uninitialized_shared": [("    if (x < cols && y < rows)\n        tile[threadIdx.y][threadIdx.x] = in[y * cols + x];",
+    "debug_06": [("    if (x < cols && y < rows)\n        tile[threadIdx.y][threadIdx.x] = in[y * cols + x];",
                               "    for (int j = 0; j < TILE; j += 8)\n        if (x < cols && y + j < rows)\n"
                               "            tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * cols + x];")],
-    "misaligned_float4": [("    for (int j = threadIdx.x; j < cols / 4; j += blockDim.x)\n        dst[j] = src[j];",
+    "debug_07": [("    for (int j = threadIdx.x; j < cols / 4; j += blockDim.x)\n        dst[j] = src[j];",
                            "    if (cols % 4 == 0)\n        for (int j = threadIdx.x; j < cols / 4; j += blockDim.x)\n"
                            "            dst[j] = src[j];\n    else\n        for (int j = threadIdx.x; j < cols; j += blockDim.x)\n"
                            "            out[row * cols + j] = in[row * cols + j];")],
-    "missing_bounds_check": [("    out[x * rows + y] = in[y * cols + x];", "    if (x < cols && y < rows)\n        out[x * rows + y] = in[y * cols + x];")],
+    "debug_10": [("    out[x * rows + y] = in[y * cols + x];", "    if (x < cols && y < rows)\n        out[x * rows + y] = in[y * cols + x];")],
 }
 HALF_FIXES = [
-    ("missing_syncthreads", "the barrier inside the bounds test", [
+    ("debug_04", "the barrier inside the bounds test", [
         ("        tile[threadIdx.y][threadIdx.x] = in[y * cols + x];\n",
          "    {\n        tile[threadIdx.y][threadIdx.x] = in[y * cols + x];\n        __syncthreads();\n    }\n")],
      "Barrier skipped"),
-    ("misaligned_float4", "a rounded-up vector count", [("j < cols / 4", "j < (cols + 3) / 4")], "Misaligned"),
-    ("missing_bounds_check", "only the rows tested", [("    out[x * rows + y] = in[y * cols + x];",
+    ("debug_07", "a rounded-up vector count", [("j < cols / 4", "j < (cols + 3) / 4")], "Misaligned"),
+    ("debug_10", "only the rows tested", [("    out[x * rows + y] = in[y * cols + x];",
                                                        "    if (y < rows)\n        out[x * rows + y] = in[y * cols + x];")],
      "Out of bounds"),
-    ("swapped_rows_cols", "the load's index changed instead", [("= in[y * cols + x]", "= in[y * rows + x]")], "Out of bounds"),
-    ("uninitialized_shared", "a tile as small as the block", [("__shared__ float tile[TILE][TILE + 1];",
+    ("debug_03", "the load's index changed instead", [("= in[y * cols + x]", "= in[y * rows + x]")], "Out of bounds"),
+    ("debug_06", "a tile as small as the block", [("__shared__ float tile[TILE][TILE + 1];",
                                                                "__shared__ float tile[8][TILE + 1];")], "Out of bounds"),
 ]
 
@@ -98,8 +98,8 @@ def _apply(source, pairs):
 def test_there_are_at_least_four_tasks_each_from_the_catalog():
     assert len(debug.TASKS) >= 4 and set(FIXES) == set(debug.TASKS)
     for key, t in debug.TASKS.items():
-        assert key in mistakes.CATALOG and f"void {t.kernel}(" in t.source() and len(t.hints) == 3
-        assert t.hints[-1] == mistakes.get(key).fix
+        assert t.mistake_key in mistakes.CATALOG and key == f"debug_{t.lesson}" and len(t.hints) == 3
+        assert "void fix_me(" in t.source() and t.mistake_key not in repr(t) and t.hints[-1] == t.mistake.fix
 
 
 @pytest.mark.parametrize("key", sorted(debug.TASKS))
@@ -120,16 +120,16 @@ def test_a_half_fix_is_not_fixed(key, what, pairs, word):
 
 
 def test_hints_climb_one_rung_per_call_and_stop_at_the_fix():
-    debug._next_hint.pop("missing_bounds_check", None)
-    first, second, third, again = (debug.hint("missing_bounds_check") for _ in range(4))
+    debug._next_hint.pop("debug_10", None)
+    first, second, third, again = (debug.hint("debug_10") for _ in range(4))
     assert first.startswith("hint 1 of 3") and "again for the next" in first
     assert second.startswith("hint 2 of 3") and third.startswith("hint 3 of 3") and "the last one" in third
     assert again == third and mistakes.get("missing_bounds_check").fix in third
-    assert debug.hint("missing_bounds_check", 1) == first and repr(first) == str(first)
+    assert debug.hint("debug_10", 1) == first and repr(first) == str(first)
 
 
 def test_task_says_what_to_do_and_unknown_tasks_are_named():
-    text = repr(debug.task("misaligned_float4"))
-    assert "fix_float4 should copy in to out" in text and "cl.debug.check('misaligned_float4', fix_float4)" in text
+    text = repr(debug.task("debug_07"))
+    assert "fix_me should copy in to out" in text and "cl.debug.check('debug_07', fix_me)" in text
     with pytest.raises(KeyError, match="known: "):
         debug.task("nope")
