@@ -10,6 +10,8 @@ In a notebook (see docs/NOTEBOOK_API.md)::
 
     backend = cl.setup()       # %%cuda magic, plotly stored as JSON, the backend banner
     cl.draw, cl.widgets, cl.exercises, cl.model   # imported on first use (plotly, ipywidgets)
+    cl.predict(run, sectors_st=None)              # predict-then-run (course_lib.prediction)
+    cl.debug.task("missing_syncthreads")          # debug-this-kernel tasks (course_lib.debug)
 """
 import importlib
 
@@ -24,10 +26,12 @@ __all__ = ["RawModule", "Function", "KernelError", "CompileError", "LaunchError"
            "NoGPUError", "KernelNotFound", "gpu_available",
            "setup", "banner", "default_backend", "Simulator", "GPU", "Result"]
 
-_LAZY = ("draw", "widgets", "exercises", "model", "magic", "transposes", "verify")
+_LAZY = ("draw", "widgets", "exercises", "model", "magic", "transposes", "verify", "debug", "solutions")
 
 
 def __getattr__(name):
+    if name == "predict":
+        return importlib.import_module(".prediction", __name__).predict
     if name in _LAZY:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'course_lib' has no attribute '{name}'")

@@ -1,37 +1,41 @@
-"""Instructor tools: the student build, refreshing stored outputs, checking exercises.
+"""Instructor tools: the instructor copy, refreshing stored outputs, checking exercises.
 
-    python -m course_lib instructor build --out DIR [--repo URL] [--branch B] [NOTEBOOK...]
+    python -m course_lib instructor build --out DIR [--repo URL] [--branch B] [--no-execute] [NOTEBOOK...]
     python -m course_lib instructor refresh [NOTEBOOK...] [--jobs N]
     python -m course_lib instructor check [NOTEBOOK...] [--fix-urls]
 
-``build`` writes DIR/student (every BEGIN/END SOLUTION block replaced by its stub with
-:func:`course_lib.exercises.strip_solutions`; outputs of solution cells and of their checker cells
-cleared; any other stored output or widget state that would show a solution line cleared too) and
-DIR/instructor (the notebooks as they are). It refuses to write anything when a marker is
-unbalanced or a solution line would still be visible. ``--repo``/``--branch`` rewrite the Colab
-badge and the clone URL (default: ``lab.COURSE_REPO``).
+notebooks/ holds the student notebooks: each exercise cell is the stub of its solution file,
+kernels/solutions/<key>.cu (course_lib.solutions). ``build`` writes DIR/instructor (every exercise
+cell with its solution put back, markers and all, then executed on the simulator so the outputs
+show the solutions passing; ``--no-execute`` skips that) and DIR/student (the notebooks as they
+are: any BEGIN/END SOLUTION block an author left in a cell is replaced by its stub, and outputs
+that would show a solution line are cleared). It refuses to write anything when a marker is
+unbalanced, an exercise cell is not its file's stub, or a solution line would still be visible.
+``--repo``/``--branch`` rewrite the Colab badge and the clone URL (default: ``lab.COURSE_REPO``).
 
 ``refresh`` re-executes notebooks in place with nbclient's defaults on the simulator
 (COURSE_LIB_BACKEND=sim), as nbval compares them; a notebook with an unexpected error is not
 written. ``check`` verifies each notebook's Colab badge and install cell (colab.check_colab_cell)
-and each exercise: the solution passes its checker, the student stub compiles and fails it with
-hints. Nothing here runs on a GPU or changes notebooks except ``refresh`` and ``--fix-urls``.
+and each exercise: its cell is its file's stub, the solution passes its checker, the stub compiles
+and fails it with hints, and nothing in the notebook shows a solution line. Nothing here runs on a
+GPU or changes notebooks except ``refresh`` and ``--fix-urls``.
 """
 from __future__ import annotations
 
 import argparse
-import copy
-import html
+import difflib
 import json
 import os
 import re
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from . import colab, lab
-from .exercises import has_solution, strip_solutions
+from . import colab, lab, solutions
+from .release import (BuildError, ExerciseCell, build, cell_state, exercise_cells, instructor_notebook,  # noqa: F401
+                      leaks, rewrite_urls, solution_lines, student_notebook)
+from .solutions import has_solution, strip_solutions
 
 CHECK_CALL = re.compile(r"exercises\.check\(\s*['\"](?P<key>\w+)['\"]\s*(?:,\s*(?P<kernel>\w+))?")
 
@@ -136,118 +140,6 @@ def verify_solution_cell(sc: SolutionCell) -> list[str]:
     return problems
 
 
-# ---------------------------------------------------------------------------- the student build
-
-class BuildError(ValueError):
-    pass
-
-
-def _strings(obj):
-    """Every string inside a notebook structure (sources, outputs, metadata), HTML unescaped."""
-    if isinstance(obj, str):
-        yield obj
-        if "&" in obj:
-            yield html.unescape(obj)
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            yield from _strings(v)
-    elif isinstance(obj, (list, tuple)):
-        for v in obj:
-            yield from _strings(v)
-
-
-def _code_part(line: str) -> str:
-    return re.split(r"\s//|\s#|^//|^#", line.strip(), maxsplit=1)[0].strip()
-
-
-def solution_lines(instructor_nb, student_nb) -> set[str]:
-    """Lines only the solutions hold (code part, 8+ characters): what a student build must not show.
-    A line that the student's version shows anyway (in prose or another cell) is not a secret."""
-    visible = "\n".join(c.source for c in student_nb.cells)
-    secret = set()
-    for c_in, c_out in zip(instructor_nb.cells, student_nb.cells):
-        if c_in.source == c_out.source:
-            continue
-        kept = set(c_out.source.splitlines())
-        for line in c_in.source.splitlines():
-            s = line.strip()
-            if line in kept or "SOLUTION" in s or s.startswith(("//>", "#>")):
-                continue
-            code = _code_part(line)
-            if len(code) >= 8 and re.search(r"\w", code) and code not in visible:
-                secret.add(code)
-    return secret
-
-
-def leaks(obj, secret) -> list[str]:
-    return sorted({s for text in _strings(obj) for s in secret if s in text})
-
-
-def student_notebook(nb, name=""):
-    """(student notebook, notes): see the module docstring. Raises BuildError rather than leak.
-    Outputs stored before the first solution cell cannot come from a solution and stay."""
-    out = copy.deepcopy(nb)
-    notes, clear = [], set()
-    cells = solution_cells(nb, name)
-    for sc in cells:
-        try:
-            out.cells[sc.index].source = strip_solutions(sc.source)
-        except ValueError as exc:
-            raise BuildError(f"{name} cell {sc.index}: {exc}") from None
-        clear |= {sc.index} | ({sc.check_index} if sc.check_index is not None else set())
-    first = min((sc.index for sc in cells), default=len(nb.cells))
-    secret = solution_lines(nb, out)
-    for i in range(first, len(out.cells)):
-        shown = leaks(out.cells[i].get("outputs", []), secret)
-        if shown and i not in clear:
-            clear.add(i)
-            notes.append(f"cell {i}: its stored output showed {shown[0]!r}, cleared")
-    for i in sorted(clear):
-        out.cells[i].outputs, out.cells[i].execution_count = [], None
-    if "widgets" in out.metadata and leaks(out.metadata["widgets"], secret):
-        del out.metadata["widgets"]
-        notes.append("saved widget state showed a solution line, dropped")
-    left = leaks([c.get("outputs", []) for c in out.cells[first:]] + [out.metadata], secret)
-    if left:
-        raise BuildError(f"{name}: the student build would still show solution text: {left[:3]}")
-    notes.insert(0, f"{len(cells)} solution cell(s) stripped, outputs of {len(clear)} cell(s) cleared")
-    return out, notes
-
-
-def rewrite_urls(nb, name: str, repo: str = lab.COURSE_REPO, branch: str = lab.BRANCH) -> int:
-    """Point Colab links (badges) and the install cell's clone URL at `repo`/`branch`, keeping
-    the notebook each link opens; returns how many cells changed."""
-    owner_name = lab.colab_url("x", repo, branch).split("/github/", 1)[1].split("/blob/", 1)[0]
-    badge = re.compile(r"(https://colab\.research\.google\.com/github/)[\w.-]+/[\w.-]+/blob/[\w.-]+/")
-    clone = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+?(?:\.git)?(?=[\s\"'/]|$)")
-    n = 0
-    for c in nb.cells:
-        new = badge.sub(lambda m: f"{m[1]}{owner_name}/blob/{branch}/", c.source) if c.cell_type == "markdown" \
-            else c.source
-        if "colab-install" in c.metadata.get("tags", []):
-            new = clone.sub(repo.removesuffix(".git"), new)
-        n += new != c.source
-        c.source = new
-    return n
-
-
-def build(paths, out, repo=lab.COURSE_REPO, branch=lab.BRANCH, log=print) -> dict:
-    """Write out/student and out/instructor; nothing is written if any notebook fails."""
-    nbf, done = _nbformat(), {}
-    for p in paths:
-        nb = nbf.read(p, as_version=4)
-        rewrite_urls(nb, p.name, repo, branch)
-        student, notes = student_notebook(nb, p.name)
-        done[p.name] = (nb, student, notes)
-    for kind in ("student", "instructor"):
-        (Path(out) / kind).mkdir(parents=True, exist_ok=True)
-    for name, (nb, student, notes) in done.items():
-        nbf.write(nb, Path(out) / "instructor" / name)
-        nbf.write(student, Path(out) / "student" / name)
-        log(f"{name}: " + "; ".join(notes))
-    return {k: v[2] for k, v in done.items()}
-
-
 # ---------------------------------------------------------------------------- refreshing outputs
 
 def _comparable(cell) -> str:
@@ -317,20 +209,56 @@ def refresh(paths, jobs=1, timeout=600, log=print) -> bool:
 
 # ---------------------------------------------------------------------------- the command
 
-def check(paths, fix_urls=False, log=print) -> bool:
+def file_solution_cells(nb, name="") -> list[SolutionCell]:
+    """Each exercise cell of a notebook as its instructor version (the solution file's body)."""
+    return [SolutionCell(name, ec.index, f"{ec.magic}\n{solutions.body(ec.key)}", ec.key, None, ec.check_index)
+            for ec in exercise_cells(nb, name) if not has_solution(nb.cells[ec.index].source)]
+
+
+def sync_stubs(nb, name="") -> list[str]:
+    """Rewrite every exercise cell that is not its file's stub (nor its solution) as the stub."""
+    changed = []
+    for ec in exercise_cells(nb, name):
+        if cell_state(nb, ec) == "edited":
+            nb.cells[ec.index].source = f"{ec.magic}\n{solutions.stub(ec.key)}"
+            changed.append(f"{ec}: set to the stub of kernels/solutions/{ec.key}.cu")
+    return changed
+
+
+def _exercise_cell_problems(nb, name) -> list[str]:
+    problems = []
+    for ec in exercise_cells(nb, name):
+        if cell_state(nb, ec) == "edited":
+            body = solutions.split_cell(nb.cells[ec.index].source)[1]
+            diff = list(difflib.unified_diff(solutions.stub(ec.key).splitlines(), body.splitlines(),
+                                             f"stub of kernels/solutions/{ec.key}.cu", "the cell", lineterm="", n=0))
+            problems.append(f"{ec}: the cell is not the stub of its solution file (edit the file, then "
+                            "--sync-stubs):\n" + "\n".join(diff[2:12]))
+        if ec.check_index is None:
+            problems.append(f"{ec}: no cell calls exercises.check('{ec.key}', ...) after it")
+    return problems
+
+
+def check(paths, fix_urls=False, sync=False, log=print) -> bool:
     nbf, ok = _nbformat(), True
     for p in paths:
         nb = nbf.read(p, as_version=4)
         if fix_urls and rewrite_urls(nb, p.name):
             nbf.write(nb, p)
             log(f"{p.name}: Colab badge / clone URL set to {lab.COURSE_REPO}")
-        problems = [f"Colab: {x}" for x in colab.check_colab_cell(nb, p.name)]
-        for sc in solution_cells(nb, p.name):
+        if sync and (changed := sync_stubs(nb, p.name)):
+            nbf.write(nb, p)
+            for x in changed:
+                log(x + " (run `instructor refresh` on it)")
+        problems = [f"Colab: {x}" for x in colab.check_colab_cell(nb, p.name)] + _exercise_cell_problems(nb, p.name)
+        for sc in solution_cells(nb, p.name) + file_solution_cells(nb, p.name):
             problems += [f"{sc}: {x}" for x in verify_solution_cell(sc)]
             if sc.key is None and sc.cuda:
                 log(f"{sc}: no exercises.check cell after it (solution and stub compile only)")
         try:
-            student_notebook(nb, p.name)
+            _, notes = student_notebook(nb, p.name)
+            if not solution_cells(nb, p.name):      # a student notebook: nothing may need clearing
+                problems += [f"stored output shows a solution: {n}" for n in notes[1:]]
         except BuildError as exc:
             problems.append(str(exc))
         ok &= not problems
@@ -343,8 +271,9 @@ def check(paths, fix_urls=False, log=print) -> bool:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m course_lib instructor", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    b = sub.add_parser("build", help="write the student notebooks and an instructor copy")
+    b = sub.add_parser("build", help="write the student notebooks and the instructor copy (solutions in)")
     b.add_argument("--out", required=True, help="folder for student/ and instructor/")
+    b.add_argument("--no-execute", action="store_true", help="do not execute the instructor copy")
     b.add_argument("--repo", default=lab.COURSE_REPO, help="GitHub URL for the Colab badge and clone")
     b.add_argument("--branch", default=lab.BRANCH, help="branch the Colab badge opens")
     r = sub.add_parser("refresh", help="re-execute notebooks on the simulator, store their outputs")
@@ -352,18 +281,20 @@ def main(argv=None) -> int:
     r.add_argument("--timeout", type=int, default=600, help="seconds per cell")
     c = sub.add_parser("check", help="Colab cell, badge and exercises of each notebook")
     c.add_argument("--fix-urls", action="store_true", help=f"set badge and clone URL to {lab.COURSE_REPO}")
+    c.add_argument("--sync-stubs", action="store_true",
+                   help="rewrite exercise cells as the stubs of their kernels/solutions/ files")
     for p in (b, r, c):
         p.add_argument("notebooks", nargs="*", help="notebooks (default: all of notebooks/)")
     args = ap.parse_args(argv)
     try:
         paths = notebook_paths(args.notebooks)
         if args.cmd == "build":
-            build(paths, args.out, args.repo, args.branch)
+            build(paths, args.out, args.repo, args.branch, execute=not args.no_execute)
             print(f"wrote {Path(args.out) / 'student'} and {Path(args.out) / 'instructor'}")
             return 0
         if args.cmd == "refresh":
             return 0 if refresh(paths, args.jobs, args.timeout) else 1
-        return 0 if check(paths, args.fix_urls) else 1
+        return 0 if check(paths, args.fix_urls, args.sync_stubs) else 1
     except (FileNotFoundError, BuildError) as exc:
         print(f"instructor {args.cmd}: {exc}", file=sys.stderr)
         return 1

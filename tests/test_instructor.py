@@ -15,7 +15,7 @@ import pytest
 
 from course_lib import exercises as E
 from course_lib import instructor as I
-from course_lib import colab, lab, magic
+from course_lib import colab, debug, lab, magic, release, solutions
 from course_lib.errors import KernelError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -26,7 +26,7 @@ def _read(p):
     return nbformat.read(p, as_version=4)
 
 
-SOLUTION_CELLS = [sc for p in NOTEBOOKS for sc in I.solution_cells(_read(p), p.name)]
+SOLUTION_CELLS = [sc for p in NOTEBOOKS for sc in I.file_solution_cells(_read(p), p.name)]
 needs_notebooks = pytest.mark.skipif(not NOTEBOOKS, reason="notebooks/ has no course notebooks yet")
 
 
@@ -53,7 +53,7 @@ def _exercise_cases():
 
 
 @needs_notebooks
-@pytest.mark.parametrize("sc", _exercise_cases(), ids=str)
+@pytest.mark.parametrize("sc", SOLUTION_CELLS, ids=str)
 def test_solution_passes_its_checker_and_the_stub_fails_it_cleanly(sc):
     ex = E.get(sc.key)
     names = _compile(sc.source)                      # the instructor's cell, markers and all
@@ -73,19 +73,19 @@ def test_solution_passes_its_checker_and_the_stub_fails_it_cleanly(sc):
 
 
 @needs_notebooks
-@pytest.mark.parametrize("sc", [sc for sc in SOLUTION_CELLS if not sc.key], ids=str)
-def test_solution_cells_without_a_checker_compile_in_both_versions(sc):
-    assert I.verify_solution_cell(sc) == []
-
-
-@needs_notebooks
-def test_every_defined_exercise_has_its_cell_and_checker_in_its_notebook():
-    found = {sc.key: sc for sc in SOLUTION_CELLS if sc.key}
-    for key, ex in E.EXERCISES.items():
-        nb = [p for p in NOTEBOOKS if p.name.startswith(f"{ex.lesson}_")]
-        if nb:
-            assert key in found, f"exercise '{key}' has no solution cell followed by exercises.check in {nb[0].name}"
-            assert found[key].notebook == nb[0].name
+def test_every_exercise_has_its_stub_cell_checker_and_reveal_in_its_notebook():
+    found = {}
+    for p in NOTEBOOKS:
+        nb = _read(p)
+        assert not I.solution_cells(nb, p.name), f"{p.name} holds solution markers: notebooks/ is what students open"
+        for ec in I.exercise_cells(nb, p.name):
+            found[ec.key] = ec
+            assert I.cell_state(nb, ec) == "stub", f"{ec}: not the stub of kernels/solutions/{ec.key}.cu"
+            assert ec.check_index is not None, f"{ec}: no exercises.check cell after it"
+            assert f'cl.exercises.reveal("{ec.key}")' in nb.cells[ec.check_index + 1].source, f"{ec}: no reveal cell"
+    assert set(found) == set(E.EXERCISES) == set(solutions.keys())
+    for key, ec in found.items():
+        assert ec.notebook.startswith(E.get(key).lesson + "_")
 
 
 def test_verify_catches_a_broken_exercise():
@@ -113,27 +113,98 @@ def test_verify_catches_a_broken_exercise():
     assert "markers" in problems(base.replace("    // END SOLUTION\n", ""))
 
 
-# ------------------------------------------------------------------------------------ student build
+# ------------------------------------------------------------------------------------ what students see
 
 @needs_notebooks
-def test_student_build_shows_no_solution_and_instructor_copy_is_untouched(tmp_path):
-    I.build(NOTEBOOKS, tmp_path, log=lambda *a: None)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_the_notebooks_students_open_show_no_solution(path):
+    """A fresh clone's notebooks (what course-lab, the README and every Colab badge open): no solution
+    line of any exercise in a cell, a stored output or widget state, and the reveal cells stored as
+    'hidden'. A line the notebook shows anyway (prose, a course kernel) is not a secret."""
+    nb = _read(path)
+    every = dict(nb)
+    visible = "\n".join(c.source for p in NOTEBOOKS for c in _read(p).cells)     # what the course shows anyway
+    secret = set()
+    for key in solutions.keys():
+        secret |= release._secret_lines(solutions.body(key), solutions.stub(key), visible)
+    assert secret, "no solution lines found: the test would pass anything"
+    assert release.leaks(json.loads(json.dumps(every)), secret) == []
+    _, notes = I.student_notebook(nb, path.name)
+    assert notes[1:] == [], notes
+    for c in nb.cells:
+        if c.cell_type == "code" and "cl.exercises.reveal(" in c.source:
+            assert "stays hidden" in json.dumps(c.outputs)
+
+
+def test_readme_shows_no_solution():
+    text = (REPO / "README.md").read_text() + (REPO / "docs" / "NOTEBOOK_API.md").read_text()
+    visible = "\n".join(c.source for p in NOTEBOOKS for c in _read(p).cells)
+    for key in solutions.keys():
+        secret = release._secret_lines(solutions.body(key), solutions.stub(key), visible)
+        assert release.leaks(text, secret) == [], key
+
+
+@needs_notebooks
+def test_debug_and_predict_cells_are_stored_unsolved():
+    tasks = {}
+    for p in NOTEBOOKS:
+        nb = _read(p)
+        for i, c in enumerate(nb.cells):
+            m = re.search(r'cl\.debug\.check\("(\w+)", (\w+)\)', c.source)
+            if m:
+                t = debug.task(m[1])
+                tasks[m[1]] = p.name
+                kernel_cell = next(x for x in nb.cells[:i] if f"void {t.kernel}(" in x.source)
+                assert kernel_cell.source == "%%cuda\n" + t.source(), f"{p.name}: {m[1]} is not the broken kernel"
+                assert "not fixed yet" in json.dumps(c.outputs) and p.name.startswith(t.lesson)
+            if "cl.predict(" in c.source:
+                assert re.findall(r"\b(?:sectors|wavefronts|conflicts)_(?:ld|st)=(\S+?)[,)]", c.source) and \
+                    set(re.findall(r"\b(?:sectors|wavefronts|conflicts)_(?:ld|st)=(\S+?)[,)]", c.source)) == {"None"}
+                assert "Replace each None" in json.dumps(c.outputs)
+                tasks.setdefault("predict", set()).add(p.name[:2])
+    assert len([k for k in tasks if k != "predict"]) >= 4 and {"02", "05", "07"} <= tasks["predict"]
+
+
+# ------------------------------------------------------------------------------------ the build
+
+@needs_notebooks
+def test_build_writes_the_notebooks_for_students_and_solutions_for_instructors(tmp_path):
+    I.build(NOTEBOOKS, tmp_path, execute=False, log=lambda *a: None)
     for p in NOTEBOOKS:
         original, student = _read(p), _read(tmp_path / "student" / p.name)
-        assert _read(tmp_path / "instructor" / p.name) == original
-        cells = I.solution_cells(original, p.name)
-        first = min((sc.index for sc in cells), default=len(original.cells))
-        visible = "\n".join(c.source for c in student.cells)
-        shown_later = json.dumps([c.get("outputs", []) for c in student.cells[first:]] + [student.metadata])
-        for sc in cells:
-            st = student.cells[sc.index]
-            assert not E.has_solution(st.source) and not re.search(r"^\s*(//|#)>", st.source, re.M), f"{sc}"
-            assert st.outputs == [] and (sc.check_index is None or student.cells[sc.check_index].outputs == [])
-            block = re.search(r"BEGIN SOLUTION.*?\n(.*?)^\s*(?://|#) END SOLUTION", sc.source, re.S | re.M)
-            for line in block[1].splitlines():
-                code = line.split("//")[0].strip()
-                if len(code) >= 8 and not code.startswith(("//>", "#>")) and code not in visible:
-                    assert code not in shown_later, f"{sc}: the student build still shows {code!r}"
+        teacher = _read(tmp_path / "instructor" / p.name)
+        assert [c.source for c in student.cells] == [c.source for c in original.cells]
+        for ec in I.exercise_cells(original, p.name):
+            assert teacher.cells[ec.index].source == f"{ec.magic}\n{solutions.body(ec.key)}"
+            assert teacher.cells[ec.index].outputs == [] and teacher.cells[ec.check_index].outputs == []
+        changed = [i for i, (a, b) in enumerate(zip(original.cells, teacher.cells)) if a.source != b.source]
+        assert changed == [ec.index for ec in I.exercise_cells(original, p.name)]
+
+
+@needs_notebooks
+def test_the_instructor_copy_runs_its_solutions(tmp_path):
+    nb3 = [p for p in NOTEBOOKS if p.name.startswith("03_")]
+    notes = I.build(nb3, tmp_path, log=lambda *a: None)
+    teacher = _read(tmp_path / "instructor" / nb3[0].name)
+    ec = I.exercise_cells(teacher, nb3[0].name)[0]
+    assert "executed" in notes[nb3[0].name][-1]
+    assert "✓ column_read: all checks pass" in json.dumps(teacher.cells[ec.check_index].outputs, ensure_ascii=False)
+    assert "int r = blockIdx.y * 32 + threadIdx.x;" in json.dumps(teacher.cells[ec.check_index + 1].outputs, ensure_ascii=False)
+
+
+def test_an_edited_exercise_cell_stops_the_build_until_synced(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("%%cuda\n" + solutions.stub("padded_tile").replace("int x", "int  x"))
+    nb.cells = [cell, nbformat.v4.new_code_cell('cl.exercises.check("padded_tile", transpose_padded)')]
+    name = "05_t.ipynb"
+    with pytest.raises(I.BuildError, match="neither the stub nor the solution"):
+        I.instructor_notebook(nb, name)
+    assert any("not the stub" in x for x in I._exercise_cell_problems(nb, name))
+    assert I.sync_stubs(nb, name) and nb.cells[0].source == "%%cuda\n" + solutions.stub("padded_tile")
+    teacher, _ = I.instructor_notebook(nb, name)
+    assert teacher.cells[0].source == "%%cuda\n" + solutions.body("padded_tile")
+    student, _ = I.student_notebook(teacher, name)            # an instructor copy built back: stubs again
+    assert student.cells[0].source == nb.cells[0].source
 
 
 def _tiny_notebook(solution_cell, later_output_text):
@@ -227,7 +298,9 @@ def test_colab_install_from_a_fresh_clone_gives_an_importable_course(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert pip.returncode == 0, pip.stderr[-2000:]
     probe = ("import course_lib as cl, sys; p = cl.__file__; assert p.startswith(sys.argv[1]), p; "
-             "r = cl.Simulator().run('tile', shape=(32, 32)); assert r.correct.ok; print('ok', p)")
+             "r = cl.Simulator().run('tile', shape=(32, 32)); assert r.correct.ok; "
+             "assert len(cl.solutions.keys()) >= 9 and cl.exercises.reveal('shared_tile', give_up=True).shown; "
+             "print('ok', p)")
     env = dict(os.environ, COURSE_LIB_BACKEND="sim")
     installed = subprocess.run([sys.executable, "-c", probe, str(target)], env=dict(env, PYTHONPATH=str(target)),
                                capture_output=True, text=True, timeout=300, cwd=tmp_path)

@@ -1,88 +1,13 @@
-"""Notebooks 00-05: the exercise added for notebook 03 (solution passes, stub and wrong kernels
-fail with a hint), and the lesson modules (course_lib.lessons.cpu, warps, start, banks).
-Simulator only; no timings asserted."""
-from pathlib import Path
-
+"""Notebooks 00-05: the lesson modules (course_lib.lessons.cpu, warps, start, banks). Their
+exercises are tested in tests/test_exercises.py. Simulator only; no timings asserted."""
 import numpy as np
 import pytest
 
 import course_lib as cl
-from course_lib import exercises as E
 from course_lib import magic
 from course_lib.lessons import banks, cpu, start, warps
 
 SIM = cl.Simulator()
-
-# ------------------------------------------------------------------ exercise column_read (03)
-
-COLUMN_READ = r"""
-__global__ void transpose_col(float* out, const float* in, int rows, int cols)
-{
-    // BEGIN SOLUTION
-    //> int r = /* row of in: let threadIdx.x walk down a column */ 0;
-    //> int c = /* column of in */ 0;
-    int r = blockIdx.y * 32 + threadIdx.x;     // row of in    = column of out
-    int c = blockIdx.x * 8 + threadIdx.y;      // column of in = row of out
-    // END SOLUTION
-    if (r < rows && c < cols)
-        out[(size_t)c * rows + r] = in[(size_t)r * cols + c];
-}
-"""
-
-S = COLUMN_READ
-# (description, source, words the report must contain)
-WRONG = [
-    ("naive_row's mapping pasted in: x over columns, tile assumed 32 wide",
-     S.replace("int r = blockIdx.y * 32 + threadIdx.x;", "int r = blockIdx.y * 8 + threadIdx.y;")
-      .replace("int c = blockIdx.x * 8 + threadIdx.y;", "int c = blockIdx.x * 32 + threadIdx.x;"),
-     ["never written", "32.0 sectors per request", "threadIdx.x"]),
-    ("threadIdx.x split over 8 columns: right answer, 8 sectors per store",
-     S.replace("int r = blockIdx.y * 32 + threadIdx.x;", "int r = blockIdx.y * 32 + threadIdx.y * 4 + threadIdx.x / 8;")
-      .replace("int c = blockIdx.x * 8 + threadIdx.y;", "int c = blockIdx.x * 8 + threadIdx.x % 8;"),
-     ["correct on 5 shapes", "8.0 sectors per request", "4 would be coalesced"]),
-    ("out indexed with the input's row length",
-     S.replace("out[(size_t)c * rows + r]", "out[(size_t)c * cols + r]"),
-     ["Out of bounds", "'out'", "line"]),
-    ("no bounds test",
-     S.replace("    if (r < rows && c < cols)\n", ""),
-     ["1000x1030", "Out of bounds", "bounds test"]),
-    ("bounds test compares r with cols and c with rows",
-     S.replace("if (r < rows && c < cols)", "if (r < cols && c < rows)"),
-     ["96x160", "never written", "Out of bounds"]),
-]
-
-
-def _kernel(source, name="transpose_col"):
-    return magic.compile_cell("", source)[1][name]
-
-
-def test_column_read_is_defined_for_notebook_03():
-    ex = E.get("column_read")
-    assert ex.lesson == "03" and ex.block == (32, 8) and ex.tile == (8, 32)
-    assert "grid = (ceil(cols / 8), ceil(rows / 32))" in repr(ex)
-
-
-def test_column_read_solution_passes():
-    report = E.check("column_read", _kernel(COLUMN_READ))
-    assert report.ok and "global stores coalesced" in repr(report) and "Well done" in repr(report)
-
-
-def test_column_read_stub_compiles_and_fails_with_a_hint():
-    stub = E.strip_solutions(COLUMN_READ)
-    assert not E.has_solution(stub) and "int r = /* row of in" in stub
-    text = repr(E.check("column_read", _kernel(stub)))
-    assert text.startswith("✗") and "never written" in text and "hint: out is cols x rows" in text
-    assert "tile" not in text.split("hint:")[1].split("\n")[0]     # no shared-tile advice for a naive kernel
-
-
-@pytest.mark.parametrize("what,source,words", WRONG, ids=[w[0] for w in WRONG])
-def test_column_read_wrong_kernel_fails_helpfully(what, source, words):
-    assert source != COLUMN_READ, "the mutation did not apply"
-    text = repr(E.check("column_read", _kernel(source)))
-    assert text.startswith("✗") and "hint:" in text
-    for w in words:
-        assert w in text, f"{what}: expected {w!r} in\n{text}"
-
 
 # ------------------------------------------------------------------ lessons.cpu (01)
 

@@ -1,7 +1,6 @@
-"""Notebooks 06-11: their exercises (the instructor's cell passes, the student build fails with a
-hint, plausible wrong kernels fail with a message that names the problem) and the lesson modules
-(course_lib.lessons.occupancy, measured, aos, shapes, capstone). Solutions are read from the
-notebooks themselves, so a notebook and its test cannot drift apart. Simulator only; no timings."""
+"""Notebooks 06-11: the lesson modules (course_lib.lessons.occupancy, measured, aos, shapes,
+capstone) and the capstone challenge. The exercises of these notebooks are tested in
+tests/test_exercises.py. Simulator only; no timings."""
 import json
 from pathlib import Path
 
@@ -32,138 +31,17 @@ def compiled(source: str, kernel: str, line: str = ""):
     return magic.compile_cell(line, source)[1][kernel]
 
 
-# ---------------------------------------------------------------------------- the notebooks' exercises
+# ---------------------------------------------------------------------------- 10: the batched checker
 
-CELLS = {  # exercise key -> (notebook, kernel)
-    "tile_32x8": ("06_more_work_per_thread.ipynb", "transpose_32x8"),
-    "vectorized": ("07_vectorized_access.ipynb", "transpose_vec4"),
-    "aos_struct": ("08_aos_struct_loading.ipynb", "aos_to_soa"),
-    "packed_b16": ("09_data_types.ipynb", "transpose_b16"),
-}
-
-
-# The simulator counts the machine code: for notebook 08's stub (k = i + j*I, I = 6) ptxas makes
-# three conflict-free LDS.64 per lane, so on an H100 the stub has no bank conflicts. The exercise
-# needs a new premise (notebook 08); strict, so that these markers go once it has one.
-STUB_FUSED = pytest.mark.xfail(not cl.nvrtc.machine_code_missing(), strict=True,
-                               reason="ptxas fuses the aos_struct stub's six loads into three conflict-free LDS.64")
-
-
-@pytest.mark.parametrize("key", [pytest.param(k, marks=STUB_FUSED) if k == "aos_struct" else k for k in CELLS])
-def test_instructor_cell_passes_and_student_build_fails_with_a_hint(key):
-    notebook, kernel = CELLS[key]
-    line, body = exercise_cell(notebook, kernel)
-    assert E.has_solution(body)
-    report = E.check(key, compiled(body, kernel, line))
-    assert report.ok, repr(report)
-    stub = E.strip_solutions(body)
-    assert "BEGIN SOLUTION" not in stub
-    student = E.check(key, compiled(stub, kernel, line))
-    assert not student.ok and "hint:" in repr(student)
-
-
-def _source(key):
-    return exercise_cell(*CELLS[key])[1]
-
-
-# (exercise, what the student got wrong, mutation (old, new), words the report must contain)
-WRONG = [
-    ("aos_struct", "k = i + j*I (the stub): 2-way column reads",
-     ("return n + n / 96;", "return n;"), ["bank conflicts", "2.0 wavefronts per request", "32F"]),
-    ("aos_struct", "one word per struct, k = i + j*(I+1): runs out of the padding",
-     ("return n + n / 96;", "return n + j;"), ["Out of bounds", "'s'", "size"]),
-    ("aos_struct", "one word per struct with room for it: 2-way writes",
-     ("return n + n / 96;", "return n + j;", "32 * I + 2]", "32 * (I + 1)]"),
-     ["bank conflicts", "shared stores", "2.0 wavefronts per request"]),
-    ("aos_struct", "padding after every 32 instead of 96: runs past the array",
-     ("return n + n / 96;", "return n + n / 32;"), ["Out of bounds", "shared"]),
-    ("aos_struct", "no __syncwarp", ("    __syncwarp();\n", ""), ["no races", "__syncwarp()"]),
-    ("aos_struct", "each lane loads its own struct (no shared memory)",
-     ("mine[slot(i + lane * I, lane)]", "in[(size_t)(first + lane) * I + i]"),
-     ["never touches shared memory", "24.0 sectors per request", "n = l + 32m"]),
-    ("packed_b16", "the stub: words passed through unchanged",
-     ("lo = __byte_perm(a, b, 0x5410);", "lo = a;", "hi = __byte_perm(a, b, 0x7632);", "hi = b;"),
-     ["elements are wrong", "hint:"]),
-    ("packed_b16", "selectors of lo and hi swapped",
-     ("0x5410", "0xAAAA", "0x7632", "0x5410", "0xAAAA", "0x7632"), ["every element is wrong"]),
-    ("packed_b16", "halves of each word swapped",
-     ("0x5410", "0x1054", "0x7632", "0x3276"), ["elements are wrong"]),
-    ("packed_b16", "unpadded word tile: 16-way column reads",
-     ("w[32][32 + 1]", "w[32][32]"), ["bank conflicts", "16.0 wavefronts per request", "pad it by one word"]),
-    ("packed_b16", "no barrier", ("    __syncthreads();\n", ""), ["no races", "__syncthreads()"]),
-    ("packed_b16", "loads two 16-bit elements separately",
-     ("v = *reinterpret_cast<const unsigned*>(in + (size_t)r * cols + c);",
-      "v = in[(size_t)r * cols + c] | (unsigned)in[(size_t)r * cols + c + 1] << 16;"),
-     ["4-byte global loads and stores", "2 bytes per thread", "32-bit word"]),
-]
-
-
-def _apply(key, mutation):
-    src = _source(key)
-    for old, new in zip(mutation[::2], mutation[1::2]):
-        assert old in src, f"{key}: {old!r} not in the notebook's cell"
-        src = src.replace(old, new)
-    return src
-
-
-@pytest.mark.parametrize("key,what,mutation,words",
-                         [pytest.param(*w, id=f"{w[0]}: {w[1]}", marks=STUB_FUSED if "(the stub)" in w[1] else ())
-                          for w in WRONG])
-def test_wrong_kernel_fails_with_a_helpful_message(key, what, mutation, words):
-    notebook, kernel = CELLS[key]
-    source = _apply(key, mutation)
-    report = E.check(key, compiled(source, kernel))
-    text = repr(report)
-    assert not report.ok and text.startswith("✗") and "hint:" in text
-    for w in words:
-        assert w in text, f"{what}: expected {w!r} in\n{text}"
-
-
-def test_every_exercise_of_notebooks_08_to_11_is_tested_here():
-    mine = {k for k, ex in E.EXERCISES.items() if ex.lesson in ("08", "09", "10", "11")}
-    assert mine == {"aos_struct", "packed_b16"}
-    for key in mine:
-        assert sum(w[0] == key for w in WRONG) >= 3, key
-
-
-# ---------------------------------------------------------------------------- 10: batched transposes
-
-BATCHED = exercise_cell("10_real_shapes.ipynb", "transpose_batched")[1]
-
-BATCHED_WRONG = [
-    ("the stub: every block works on matrix 0", E.strip_solutions(BATCHED),
-     ["matrices 1, 2 of out were never written", "blockIdx.z * rows * cols"]),
-    ("only in is moved", BATCHED.replace("    out += blockIdx.z * matrix;\n", ""),
-     ["the wrong values come from matrix", "move both pointers"]),
-    ("out moved by rows * rows", BATCHED.replace("out += blockIdx.z * matrix;", "out += blockIdx.z * (size_t)rows * rows;"),
-     ["96x160", "come from matrix 1", "b * cols * rows"]),
-    ("threads outside the matrix return early",
-     BATCHED.replace("    for (int j = 0; j < 32; j += 8)\n        if (x < cols",
-                     "    if (x >= cols || y >= rows) return;\n    for (int j = 0; j < 32; j += 8)\n        if (x < cols", 1),
-     ["Barrier skipped", "do not return early"]),
-    ("unpadded tile", BATCHED.replace("[32 + 1]", "[32]"), ["bank conflicts", "32.0 wavefronts per request"]),
-]
-
-
-def test_batched_solution_passes():
-    report = shapes.check_batched(compiled(BATCHED, "transpose_batched"))
-    assert report.ok, repr(report)
-    assert "correct on 5 batches" in repr(report)
-
-
-@pytest.mark.parametrize("what,source,words", BATCHED_WRONG, ids=[w[0] for w in BATCHED_WRONG])
-def test_batched_wrong_kernels_fail_with_a_hint(what, source, words):
-    assert source != BATCHED
-    text = repr(shapes.check_batched(compiled(source, "transpose_batched")))
-    assert text.startswith("✗") and "hint:" in text
-    for w in words:
-        assert w in text, f"{what}: expected {w!r} in\n{text}"
-
-
-def test_batched_checker_reports_a_crash_instead_of_raising():
-    src = BATCHED.replace("if (x < cols && y + j < rows)", "if (x <= cols && y + j < rows)")
-    text = repr(shapes.check_batched(compiled(src, "transpose_batched")))
-    assert "stopped the kernel" in text and "Out of bounds" in text and "line" in text
+def test_check_batched_is_the_batched_exercise_and_takes_another_launch():
+    from course_lib import solutions
+    fn = compiled(solutions.body("batched"), "transpose_batched")
+    report = shapes.check_batched(fn)
+    assert report.ok and "correct on 5 shapes" in repr(report) and shapes.BATCHES == list(E.get("batched").shapes)
+    one = shapes.check_batched(fn, batches=[(2, 40, 72)])
+    assert one.ok and "correct on 1 shape;" in repr(one)
+    wrong_launch = shapes.check_batched(fn, block=(32, 32))       # the kernel assumes 32x8 threads
+    assert not wrong_launch.ok
 
 
 # ---------------------------------------------------------------------------- 11: the challenge

@@ -8,25 +8,22 @@ batched transposes (a 3-D grid: blockIdx.z picks the matrix).
 
 A batched kernel keeps the course's contract per matrix — ``kernel(T* out, const T* in, int rows,
 int cols)`` with `in` holding `batch` matrices of rows x cols back to back and `out` `batch`
-matrices of cols x rows — and is launched with ``grid.z = batch``. The checker runs it in the
-simulator on batches of awkward shapes (random data, poisoned output, every element compared,
-matrix by matrix), then checks coalescing, bank conflicts and races on the first batch, and on
-a GPU runs the same batches there. It does not time anything.
+matrices of cols x rows — and is launched with ``grid.z = batch``. Its checker is the exercise
+'batched' of course_lib.exercises: batches of awkward shapes, every element compared matrix by
+matrix, coalescing, bank conflicts, races and barriers judged on every batch. Nothing is timed.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
-import numpy as np
 import plotly.graph_objects as go
 
-from .. import nvrtc, verify
+from .. import exercises
 from ..draw import BAD, MAIN, OK
-from ..errors import KernelError
-from ..exercises import Report, coalesced, no_bank_conflicts, no_races
-from ..transposes import poisoned, random_matrix
+from ..exercises import Report
 
-BATCHES = [(3, 64, 64), (2, 96, 160), (3, 33, 70), (2, 1, 300), (2, 300, 1)]
+BATCHES = list(exercises.get("batched").shapes)
 
 
 def idle(rows: int, cols: int, tile=(32, 32), block=(32, 8)) -> dict:
@@ -64,87 +61,14 @@ def coverage(rows: int, cols: int, tile=(32, 32), block=(32, 8)) -> go.Figure:
     return fig
 
 
-def check_batched(kernel, block=(32, 8), tile=(32, 32), *, batches=BATCHES, gpu: bool | None = None,
+def check_batched(kernel, block=(32, 8), tile=(32, 32), *, batches=None, gpu: bool | None = None,
                   seed: int = 0) -> Report:
-    """Run a batched transpose on every batch shape; answer with problems and hints (never raises
-    for a wrong kernel)."""
-    report = Report("batched")
-    first = None
-    for n, (b, rows, cols) in enumerate(batches):
-        a = random_matrix(b * rows, cols, np.float32, seed + n).reshape(b, rows, cols)
-        out = poisoned((b, cols, rows), np.float32)
-        grid = (math.ceil(cols / tile[0]), math.ceil(rows / tile[1]), b)
-        try:
-            run = kernel.simulate(grid, block, (out, a, np.int32(rows), np.int32(cols)), check_races=n == 0)
-        except KernelError as exc:
-            report.problems.append((f"a batch of {b} matrices of {rows}x{cols}: the simulator stopped the kernel: "
-                                    f"{exc.message}" + (f" (line {exc.line})" if exc.line else ""),
-                                    exc.hint or "every index must stay inside its own matrix"))
-            return report
-        first = first or run
-        problem = _compare(out, a)
-        if problem:
-            report.problems.append((f"a batch of {b} matrices of {rows}x{cols}: {problem[0]}", problem[1]))
-            return report
-    report.passed.append(f"correct on {len(batches)} batches")
-    for prop in (coalesced("ld"), coalesced("st"), no_bank_conflicts(), no_races()):
-        result = prop.test(first)
-        if result is False:
-            continue
-        if result:
-            report.problems.append((f"{prop.name}: {result}", prop.hint))
-        else:
-            report.passed.append(prop.name)
-    if (gpu is None and nvrtc.gpu_available()) or gpu:
-        _on_gpu(kernel, block, tile, batches, seed, report)
-    return report
-
-
-def _compare(out, a):
-    """(what is wrong, hint) for the first wrong matrix of a batch, or None."""
-    unwritten = [k for k in range(len(a)) if np.isnan(out[k]).all()]
-    offsets = ("matrix b starts at element b * rows * cols of in, and its transpose at b * cols * rows of out "
-               "(the same count): move both pointers by blockIdx.z times that")
-    for k in range(len(a)):
-        m = verify.compare(out[k], np.ascontiguousarray(a[k].T))
-        if m.ok:
-            continue
-        if unwritten and k == unwritten[0] and k > 0:
-            return (f"matrices {', '.join(map(str, unwritten))} of out were never written (matrix 0 was)",
-                    "every block of grid.z = b must work on matrix b: move in and out by "
-                    "blockIdx.z * rows * cols elements (as size_t) before indexing")
-        bad = ~np.isnan(out[k]) & (out[k] != a[k].T)
-        source = [b for b in range(len(a)) if b != k and bad.any() and np.isin(out[k][bad], a[b]).mean() > 0.9]
-        if source:
-            return (f"matrix {k}: {m}; the wrong values come from matrix {source[0]} of in",
-                    f"blocks of matrix {source[0]} wrote into matrix {k}'s part of out: {offsets}")
-        if m.unwritten:
-            return (f"matrix {k}: {m}",
-                    "a thread outside the matrix when loading may be inside it when storing (the roles of x and y "
-                    "swap): do not return early — test every load and store against rows and cols")
-        return (f"matrix {k}: {m}", offsets if k > 0 else
-                "check the single-matrix transpose (bounds tests, out[c * rows + r])")
-    return None
-
-
-def _on_gpu(kernel, block, tile, batches, seed, report):
-    import cupy as cp
-    for n, (b, rows, cols) in enumerate(batches):
-        a = random_matrix(b * rows, cols, np.float32, seed + n).reshape(b, rows, cols)
-        out = cp.asarray(poisoned((b, cols, rows), np.float32))
-        grid = (math.ceil(cols / tile[0]), math.ceil(rows / tile[1]), b)
-        try:
-            kernel(grid, block, (out, cp.asarray(a), np.int32(rows), np.int32(cols)))
-            cp.cuda.runtime.deviceSynchronize()
-        except Exception as exc:                 # a refused launch: the guard's diagnosis
-            report.problems.append((f"on the GPU, a batch of {b} of {rows}x{cols}: {str(exc).splitlines()[0]}",
-                                    "the simulator passed it: look for a race"))
-            return
-        problem = _compare(out.get(), a)
-        if problem:
-            report.problems.append((f"on the GPU, a batch of {b} of {rows}x{cols}: {problem[0]}", problem[1]))
-            return
-    report.passed.append("correct on the GPU too")
+    """The batched exercise's checker (``exercises.check("batched", kernel)``): every batch shape,
+    every property on every one; another block, tile or batch list checks that launch instead."""
+    ex = exercises.get("batched")
+    if (tuple(block), tuple(tile)) != (ex.block, ex.tile) or batches is not None:
+        ex = dataclasses.replace(ex, block=tuple(block), tile=tuple(tile), shapes=tuple(batches or ex.shapes))
+    return exercises.check(ex, kernel, gpu=gpu, seed=seed)
 
 
 def shape_table(sim, key: str, shapes, **params):

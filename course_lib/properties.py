@@ -1,0 +1,170 @@
+"""What an exercise requires of a kernel beyond a correct result, judged on every shape it ran on.
+
+    p = coalesced("st")
+    p.test(run, on)            # a problem (str), None (satisfied) or False (nothing to judge here)
+    judge([coalesced("ld"), no_races()], runs)   # [(property, problem or None)] over all shapes
+
+A :class:`Property` looks at one simulated launch (a ``SimRun``) and the shape it ran on
+(:class:`Shape`); :func:`judge` applies each property to the run of every shape and names the
+first shape where it fails (and the others). The hardware's rules are the simulator's; this module
+only decides what counts as "coalesced" or "conflict-free" for a student's kernel:
+
+- coalesced: on a shape whose rows start on 32-byte boundaries, a warp request touches no more
+  sectors than its bytes need (4-byte elements: 4 per 32 lanes, 16-byte vectors: 16); where rows
+  do not (1000 x 1030 floats), each 128 bytes a warp moves may straddle one extra sector at each
+  end, so up to bytes/32 + 2 per 128 bytes. A column walk (one sector per lane) fails both.
+- conflict-free: zero bank conflicts, whatever the shape.
+- no races, no reads of shared memory no thread wrote: as the simulator's racecheck reports them.
+
+It does not run kernels or compare outputs (exercises.check does).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+WORD = {"ld": "loads", "st": "stores"}
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The matrix a run moved: rows x cols of `in` (batch of them), element size, copy or transpose."""
+    rows: int
+    cols: int
+    itemsize: int
+    batch: int = 1
+    copy: bool = False
+
+    def __str__(self):
+        return (f"{self.batch} x " if self.batch > 1 else "") + f"{self.rows}x{self.cols}"
+
+    def row_bytes(self, op: str) -> int:
+        """Length in bytes of one row of the array the loads (`in`) or stores (`out`) walk."""
+        return (self.cols if op == "ld" or self.copy else self.rows) * self.itemsize
+
+    def aligned(self, op: str) -> bool:
+        """Every row of that array starts on a 32-byte sector boundary (or there is only one row)."""
+        one_row = (self.rows if op == "ld" or self.copy else self.cols) * self.batch == 1
+        return one_row or self.row_bytes(op) % 32 == 0
+
+
+@dataclass(frozen=True)
+class Property:
+    """A requirement on a simulated run: `test(run, shape)` returns a problem description, None
+    (satisfied) or False (nothing to judge, e.g. no shared access at all: not listed as passed)."""
+    name: str
+    test: Callable
+    hint: str
+
+
+def _rows(run, space, op):
+    return [r for r in run.instructions if r["space"] == space and r["requests"] and (op is None or r["op"] == op)]
+
+
+def coalesced(op: str) -> Property:
+    """Global loads/stores touch no more sectors per request than the bytes they move need."""
+    def test(run, on):
+        rows = _rows(run, "global", op)
+        if not rows:
+            return False
+        for r in rows:
+            ratio = r["sectors"] / r["requests"]
+            if on.aligned(op):
+                ideal = max(1, r["width"])
+                if ratio > ideal:
+                    return (f"the global {WORD[op]} on line {r['line']} touch {ratio:.1f} sectors per request; "
+                            f"{ideal} would be coalesced ({r['width']}-byte accesses by a warp)")
+            else:
+                per = r["bytes"] / r["requests"]
+                allowed = per / 32 + 2 * max(1.0, per / 128)
+                if ratio > allowed:
+                    return (f"the global {WORD[op]} on line {r['line']} touch {ratio:.1f} sectors per request; "
+                            f"a coalesced warp needs at most {allowed:.1f} here (rows of "
+                            f"{on.row_bytes(op)} bytes do not start on 32-byte sectors)")
+        return None
+    side = "read rows of in" if op == "ld" else "write rows of out"
+    return Property(f"global {WORD[op]} coalesced", test,
+                    f"consecutive threads (threadIdx.x) must {side}: let threadIdx.x pick the column")
+
+
+def no_bank_conflicts(op: str | None = None) -> Property:
+    """Shared loads/stores (or both) with zero bank conflicts."""
+    def test(run, on):
+        rows = _rows(run, "shared", op)
+        if not rows:
+            return False
+        bad = {}
+        for r in rows:
+            if r["conflicts"]:
+                b = bad.setdefault((r["line"], r["op"]), [0, 0, 0])
+                b[0] += r["wavefronts"]
+                b[1] += r["requests"]
+                b[2] += r["conflicts"]
+        return "; ".join(f"the shared {WORD[o]} on line {n} cost {w / q:.1f} wavefronts per request ({c} bank "
+                         f"conflicts in all)" for (n, o), (w, q, c) in sorted(bad.items())) or None
+    return Property(f"no bank conflicts on shared {WORD.get(op, 'loads and stores')}", test,
+                    "threads of a warp reading a column hit one bank: pad each row of the tile "
+                    "([32][32 + 1]) so that consecutive rows start in different banks")
+
+
+def no_races() -> Property:
+    def test(run, on):
+        if run.races:
+            return str(run.races[0]).split("\n  hint:")[0]
+        return None if _rows(run, "shared", None) else False
+    return Property("no races on shared memory", test,
+                    "every thread must wait until the whole tile is written before reading it: "
+                    "__syncthreads() between the two phases")
+
+
+def no_uninitialized_reads() -> Property:
+    """No thread reads shared memory that no thread of its block wrote (the simulator's warning)."""
+    def test(run, on):
+        if run.warnings:
+            return str(run.warnings[0]).split("\n  hint:")[0]
+        return None if _rows(run, "shared", None) else False
+    return Property("reads only shared memory that was written", test,
+                    "every element of the tile a thread reads must have been stored by some thread of the "
+                    "block first: fill the whole tile (one loop per phase, the same rows in both)")
+
+
+def uses_shared() -> Property:
+    def test(run, on):
+        return None if _rows(run, "shared", None) else "the kernel never touches shared memory"
+    return Property("stages the tile in shared memory", test,
+                    "declare __shared__ float tile[32][32]; write it from in, then read it to write out")
+
+
+def vector_width(nbytes: int = 16, op: str | None = None) -> Property:
+    """Every global load/store (or those of `op`) moves at least `nbytes` per thread."""
+    def test(run, on):
+        rows = _rows(run, "global", op)
+        if not rows:
+            return False
+        return next((f"the global {WORD[r['op']]} on line {r['line']} move {r['width']} bytes per thread"
+                     for r in rows if r["width"] < nbytes), None)
+    return Property(f"{nbytes}-byte global {WORD.get(op, 'loads and stores')}", test,
+                    "move four floats at once: reinterpret_cast<const float4*>(in + i)[0] "
+                    "(the address must be a multiple of 16 bytes)")
+
+
+def hinted(p: Property, hint: str) -> Property:
+    """The same property with a lesson's own hint."""
+    return Property(p.name, p.test, hint)
+
+
+def judge(properties, runs) -> list[tuple[Property, str | None]]:
+    """Each property over `runs` ([(Shape, SimRun)]): (property, problem) where problem is None when
+    it held on every shape, or the first failing shape's description (other failing shapes named).
+    Properties with nothing to judge on any shape are left out."""
+    out = []
+    for p in properties:
+        verdicts = [(on, p.test(run, on)) for on, run in runs]
+        failed = [(on, v) for on, v in verdicts if v]
+        if failed:
+            (on, v), rest = failed[0], failed[1:]
+            also = f" (also on {', '.join(str(s) for s, _ in rest)})" if rest else ""
+            out.append((p, f"on {on}: {v}{also}"))
+        elif any(v is None for _, v in verdicts):
+            out.append((p, None))
+    return out
