@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import platforms
 from .errors import CompileError, NoGPUError, caret_excerpt
 
 # The simulator models Volta..Hopper memory rules and is validated on an H100, so without a
@@ -46,23 +47,20 @@ class Compiled:
 def _nvrtc():
     try:
         from cupy_backends.cuda.libs import nvrtc
-    except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise CompileError(
-            "NVRTC is not available: CuPy is not installed.",
-            hint="pip install cupy-cuda12x nvidia-cuda-nvrtc-cu12  (or: pip install -e . in the course folder)",
-        ) from exc
+    except ImportError as exc:  # macOS (no wheels), or a broken install: say which, and what to do
+        message, hint = platforms.compiler_missing(f"CuPy, which holds its bindings, is not installed ({exc})")
+        raise CompileError(message, hint=hint) from None
     return nvrtc
 
 
 @functools.lru_cache(maxsize=1)
 def nvrtc_version() -> tuple[int, int]:
+    bindings = _nvrtc()
     try:
-        return tuple(_nvrtc().getVersion())
+        return tuple(bindings.getVersion())
     except Exception as exc:  # the wheel is missing: say what to install
-        raise CompileError(
-            f"NVRTC could not be loaded ({exc}).",
-            hint="pip install nvidia-cuda-nvrtc-cu12 (it ships libnvrtc, no CUDA toolkit needed)",
-        ) from exc
+        message, hint = platforms.compiler_missing(str(exc))
+        raise CompileError(message, hint=hint) from None
 
 
 @functools.lru_cache(maxsize=1)
@@ -138,26 +136,53 @@ def _cache_key(source, options, names, arch, want_cubin) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
-def _disk_load(key) -> Compiled | None:
-    meta = CACHE_DIR / f"{key}.json"
+def _private_cache_dir() -> Path | None:
+    """CACHE_DIR, created private to this user (0700); None (memory cache only) when it belongs to
+    someone else or others may write into it: a CUBIN planted there would run on the GPU as ours."""
     try:
-        d = json.loads(meta.read_text())
-        cubin = (CACHE_DIR / f"{key}.cubin").read_bytes() if d.pop("has_cubin") else None
+        CACHE_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if hasattr(os, "getuid"):
+            st = CACHE_DIR.stat()
+            if st.st_uid != os.getuid():
+                return None
+            if st.st_mode & 0o077:       # made by an older course_lib, or with a lax umask
+                os.chmod(CACHE_DIR, 0o700)
+        return CACHE_DIR
+    except OSError:
+        return None
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Write through a temporary file created 0600, then rename: readers never see half a file."""
+    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    tmp.replace(path)
+
+
+def _disk_load(key) -> Compiled | None:
+    folder = _private_cache_dir()
+    if folder is None:
+        return None
+    try:
+        d = json.loads((folder / f"{key}.json").read_text())
+        cubin = (folder / f"{key}.cubin").read_bytes() if d.pop("has_cubin") else None
         return Compiled(cubin=cubin, **d)
     except (OSError, ValueError, TypeError):
         return None
 
 
 def _disk_store(key, c: Compiled) -> None:
+    folder = _private_cache_dir()
+    if folder is None:
+        return
     try:
-        CACHE_DIR.mkdir(parents=True, exist_ok=True)
         d = dict(ptx=c.ptx, lowered_names=c.lowered_names, log=c.log, arch=c.arch,
                  entries=c.entries, has_cubin=c.cubin is not None)
         if c.cubin is not None:
-            (CACHE_DIR / f"{key}.cubin").write_bytes(c.cubin)
-        tmp = CACHE_DIR / f"{key}.json.tmp{os.getpid()}"
-        tmp.write_text(json.dumps(d))
-        tmp.replace(CACHE_DIR / f"{key}.json")
+            _write_private(folder / f"{key}.cubin", c.cubin)
+        _write_private(folder / f"{key}.json", json.dumps(d).encode())
     except OSError:
         pass  # a read-only home (some JupyterHubs) only costs speed
 
