@@ -2,7 +2,7 @@
 
     python -m course_lib instructor build --out DIR [--repo URL] [--branch B] [NOTEBOOK...]
     python -m course_lib instructor refresh [NOTEBOOK...] [--jobs N]
-    python -m course_lib instructor check [NOTEBOOK...] [--fix-urls]
+    python -m course_lib instructor check [NOTEBOOK...] [--fix-urls] [--fix-metadata] [--fix-colab]
 
 ``build`` writes DIR/student (every BEGIN/END SOLUTION block replaced by its stub with
 :func:`course_lib.exercises.strip_solutions`; outputs of solution cells and of their checker cells
@@ -13,9 +13,13 @@ badge and the clone URL (default: ``lab.COURSE_REPO``).
 
 ``refresh`` re-executes notebooks in place with nbclient's defaults on the simulator
 (COURSE_LIB_BACKEND=sim), as nbval compares them; a notebook with an unexpected error is not
-written. ``check`` verifies each notebook's Colab badge and install cell (colab.check_colab_cell)
-and each exercise: the solution passes its checker, the student stub compiles and fails it with
-hints. Nothing here runs on a GPU or changes notebooks except ``refresh`` and ``--fix-urls``.
+written, and one whose outputs did not change is the same bytes (course_lib.stored: the kernelspec
+JupyterLab writes, stable widget ids, no timestamps), so it is not written either.
+
+``check`` verifies each notebook's Colab badge and install cell (colab.check_colab_cell) and each
+exercise: the solution passes its checker, the student stub compiles and fails it with hints; and
+that opening the notebook in JupyterLab would not change it (``--fix-metadata``).
+Nothing here runs on a GPU or changes notebooks except ``refresh`` and the ``--fix-*`` options.
 """
 from __future__ import annotations
 
@@ -30,7 +34,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import colab, lab
+from . import colab, lab, stored
 from .exercises import has_solution, strip_solutions
 
 CHECK_CALL = re.compile(r"exercises\.check\(\s*['\"](?P<key>\w+)['\"]\s*(?:,\s*(?P<kernel>\w+))?")
@@ -292,8 +296,13 @@ def refresh_one(path, timeout=600) -> tuple[bool, str]:
             os.environ.update(saved)
     for c in nb.cells:
         coalesce_streams(c)
+    stored.normalize(nb, path.name)         # same outputs -> same bytes (kernelspec, widget ids, timestamps)
     changed = sum(_comparable(c) != b for c, b in zip(nb.cells, before))
-    nbf.write(nb, path)
+    text = nbf.writes(nb)
+    text += "" if text.endswith("\n") else "\n"        # exactly what nbformat.write stores
+    if text == path.read_text(encoding="utf-8"):
+        return True, f"{path.name}: refreshed in {time.monotonic() - t0:.0f} s, unchanged (not written)"
+    path.write_text(text, encoding="utf-8")
     return True, (f"{path.name}: refreshed in {time.monotonic() - t0:.0f} s, {changed} cell output(s) changed, "
                   f"{path.stat().st_size // 1024} kB")
 
@@ -315,16 +324,32 @@ def refresh(paths, jobs=1, timeout=600, log=print) -> bool:
     return ok
 
 
+def _fix_stored(nb, path, fix_metadata, fix_colab) -> list[str]:
+    """check --fix-metadata / --fix-colab: change only the kernelspec and the install cell's source,
+    write the notebook back if either changed, and say what changed."""
+    fixed = []
+    if fix_metadata and stored.set_kernelspec(nb):
+        fixed.append(f"kernelspec set to {stored.KERNELSPEC['display_name']!r}")
+    if fix_colab and colab.fix_install_cell(nb):
+        fixed.append("colab-install cell set to lab.colab_install_cell()")
+    if fixed:
+        _nbformat().write(nb, path)
+    return fixed
+
+
 # ---------------------------------------------------------------------------- the command
 
-def check(paths, fix_urls=False, log=print) -> bool:
+def check(paths, fix_urls=False, log=print, fix_metadata=False, fix_colab=False) -> bool:
     nbf, ok = _nbformat(), True
     for p in paths:
         nb = nbf.read(p, as_version=4)
         if fix_urls and rewrite_urls(nb, p.name):
             nbf.write(nb, p)
             log(f"{p.name}: Colab badge / clone URL set to {lab.COURSE_REPO}")
-        problems = [f"Colab: {x}" for x in colab.check_colab_cell(nb, p.name)]
+        fixed = _fix_stored(nb, p, fix_metadata, fix_colab)
+        if fixed:
+            log(f"{p.name}: " + ", ".join(fixed))
+        problems = [f"Colab: {x}" for x in colab.check_colab_cell(nb, p.name)] + stored.problems(nb)
         for sc in solution_cells(nb, p.name):
             problems += [f"{sc}: {x}" for x in verify_solution_cell(sc)]
             if sc.key is None and sc.cuda:
@@ -352,6 +377,8 @@ def main(argv=None) -> int:
     r.add_argument("--timeout", type=int, default=600, help="seconds per cell")
     c = sub.add_parser("check", help="Colab cell, badge and exercises of each notebook")
     c.add_argument("--fix-urls", action="store_true", help=f"set badge and clone URL to {lab.COURSE_REPO}")
+    c.add_argument("--fix-metadata", action="store_true", help="store the kernelspec JupyterLab writes (outputs untouched)")
+    c.add_argument("--fix-colab", action="store_true", help="make the colab-install cell lab.colab_install_cell()")
     for p in (b, r, c):
         p.add_argument("notebooks", nargs="*", help="notebooks (default: all of notebooks/)")
     args = ap.parse_args(argv)
@@ -363,7 +390,7 @@ def main(argv=None) -> int:
             return 0
         if args.cmd == "refresh":
             return 0 if refresh(paths, args.jobs, args.timeout) else 1
-        return 0 if check(paths, args.fix_urls) else 1
+        return 0 if check(paths, args.fix_urls, fix_metadata=args.fix_metadata, fix_colab=args.fix_colab) else 1
     except (FileNotFoundError, BuildError) as exc:
         print(f"instructor {args.cmd}: {exc}", file=sys.stderr)
         return 1
