@@ -47,10 +47,60 @@ def configure(renderer: str | None = None) -> str:
     pio.templates["course"] = TEMPLATE
     pio.templates.default = "course"
     if renderer is None:
-        renderer = "colab" if "COLAB_NOTEBOOK_ID" in os.environ or "COLAB_RELEASE_TAG" in os.environ \
-            else "plotly_mimetype"
+        renderer = "colab" if on_colab() else "plotly_mimetype"
     pio.renderers.default = renderer
     return renderer
+
+
+def on_colab() -> bool:
+    """Whether this kernel runs on Google Colab (whose front end shows no plotly JSON, only HTML)."""
+    return "COLAB_NOTEBOOK_ID" in os.environ or "COLAB_RELEASE_TAG" in os.environ
+
+
+# ------------------------------------------------------------------------ fitting a title
+
+TITLE_CHARS, SUB_CHARS = 62, 88     # ~540 px at the title's 16.8 px and the <sup> lines' ~12 px
+
+
+def _wrap(text: str, chars: int) -> list[str]:
+    """`text` broken at spaces into lines of at most `chars` characters, at ' — ' first if it is too long."""
+    import textwrap
+    if len(text) <= chars:
+        return [text]
+    head, dash, tail = text.partition(" — ")
+    if dash and len(head) <= chars * 1.15:
+        return [head, *_wrap(tail, chars)]
+    return textwrap.wrap(text, chars, break_long_words=False, break_on_hyphens=False) or [text]
+
+
+def fit_title(fig: go.Figure, chars: int = TITLE_CHARS, sub_chars: int = SUB_CHARS) -> go.Figure:
+    """A copy of `fig` whose title lines are short enough for a notebook at JupyterLab's default width
+    (a long line is centred and clipped at both ends), with the top margin grown to hold them.
+
+        draw.fit_title(draw.sectors(run))     # 'global store, ... 32 lanes' over '<sup>128 of 1024 ...</sup>'
+    """
+    import re
+    fig = go.Figure(fig)
+    text = fig.layout.title.text
+    if not text:
+        return fig
+    lines = []
+    for piece in re.split(r"<br\s*/?>", text):
+        inner = re.fullmatch(r"<sup>(.*)</sup>", piece.strip(), flags=re.S)
+        if inner:
+            lines += [f"<sup>{w}</sup>" for w in _wrap(inner[1], sub_chars)]
+        elif "<" in piece:          # other markup: left as it is
+            lines.append(piece)
+        else:                       # a long line goes on as smaller lines below it
+            main, *rest = _wrap(piece, chars)
+            lines += [main] + ([f"<sup>{w}</sup>" for w in _wrap(" ".join(rest), sub_chars)] if rest else [])
+    subs = sum(line.startswith("<sup>") for line in lines)
+    need = 20 + 22 * (len(lines) - subs) + 15 * subs
+    top = fig.layout.margin.t if fig.layout.margin.t is not None else TEMPLATE.layout.margin.t
+    fig.layout.title.text = "<br>".join(lines)
+    if need > top:
+        fig.update_layout(margin=dict(t=need), height=(fig.layout.height or 450) + need - top)
+    return fig
 
 
 # ------------------------------------------------------------------------ picking an access
