@@ -150,6 +150,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--rebuild", action="store_true", help="with --container: rebuild the image first")
     ap.add_argument("--without-compiler", action="store_true",
                     help="open the notebooks even though this machine cannot compile CUDA C++")
+    ap.add_argument("--write-jupyter-config", metavar="DIR",
+                    help="write course-lab's JupyterLab settings and save hook into a Jupyter config folder "
+                         "(a JupyterHub's <prefix>/etc/jupyter), then exit")
     return ap
 
 
@@ -178,6 +181,11 @@ def _folder(args) -> Path:
 
 def main(argv=None) -> int:
     args, extra = parser().parse_known_args(argv)
+    if args.write_jupyter_config:
+        from .labserver import write_config
+        for path in write_config(Path(args.write_jupyter_config).expanduser()):
+            print(f"wrote {path}")
+        return 0
     token, extra = _token(args, extra)
     token = secrets.token_hex(24) if token is None else token
     try:

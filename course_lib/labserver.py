@@ -21,6 +21,8 @@ merely opening a notebook rewrote the file.
 :func:`exposure` decides whether an address/token pair may serve at all: a server without a token
 on an address other than this machine's runs anyone's code as this user. This module does not
 parse the command line or copy notebooks (course_lib.lab, course_lib.workcopy).
+:func:`write_config` puts the same settings and save hook into any Jupyter config folder: a
+JupyterHub's, where students do not start course-lab (``course-lab --write-jupyter-config DIR``).
 """
 from __future__ import annotations
 
@@ -41,6 +43,26 @@ from pathlib import Path
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 QUIET_SETTINGS = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
+SAVE_HOOK = "course_lib.stored.save_hook"
+
+
+def write_config(folder) -> list[Path]:
+    """Write into a Jupyter config folder (one on JUPYTER_CONFIG_PATH, e.g. a hub's <prefix>/etc/jupyter)
+    what course-lab gives its own server: the quiet default settings and the save hook. Returns the files."""
+    folder = Path(folder)
+    files = {folder / "labconfig" / "default_setting_overrides.json": QUIET_SETTINGS,
+             # a .d folder would hold only server extensions: the hook goes into the file itself
+             folder / "jupyter_server_config.json": {"ContentsManager": {"pre_save_hook": SAVE_HOOK}}}
+    for path, data in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            old = json.loads(path.read_text())      # keep what the hub configured there
+        except (OSError, ValueError):
+            old = {}
+        for section, values in data.items():
+            old.setdefault(section, {}).update(values)
+        path.write_text(json.dumps(old, indent=1) + "\n")
+    return list(files)
 
 
 def free_port(preferred: int = 8888, tries: int = 100) -> int:
@@ -86,7 +108,7 @@ def exposure(ip: str, token: str, allow_no_token: bool) -> str | None:
 def lab_env(env: dict | None = None, backend: str | None = None):
     """Yield a copy of `env` (default os.environ) whose JUPYTER_PATH starts with a folder holding the
     ``python3`` kernelspec of sys.executable and whose JUPYTER_CONFIG_PATH starts with one holding
-    the quiet default settings; `backend='sim'` sets COURSE_LIB_BACKEND for the kernels."""
+    :func:`write_config`'s files; `backend='sim'` sets COURSE_LIB_BACKEND for the kernels."""
     env = dict(os.environ if env is None else env)
     tmp = tempfile.mkdtemp(prefix="course-lab-")
     try:
@@ -96,9 +118,7 @@ def lab_env(env: dict | None = None, backend: str | None = None):
             "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
             "display_name": KERNELSPEC["display_name"], "language": "python",
             "metadata": {"debugger": True}}, indent=1))
-        labconfig = Path(tmp, "config", "labconfig")
-        labconfig.mkdir(parents=True)
-        (labconfig / "default_setting_overrides.json").write_text(json.dumps(QUIET_SETTINGS, indent=1))
+        write_config(Path(tmp, "config"))
         for var, folder in (("JUPYTER_PATH", "data"), ("JUPYTER_CONFIG_PATH", "config")):
             env[var] = os.pathsep.join(p for p in (str(Path(tmp, folder)), env.get(var, "")) if p)
         if backend:
@@ -139,7 +159,7 @@ class Lab:
                 # no calls to the internet for news or updates (the pop-ups are off in lab_env)
                 "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--LabApp.news_url=None",
                 # no PNG snapshots of charts in saved notebooks; opening and saving one changes nothing
-                "--ContentsManager.pre_save_hook=course_lib.stored.save_hook",
+                f"--ContentsManager.pre_save_hook={SAVE_HOOK}",
                 # containers (Docker, CI, some hubs) often run as root, which JupyterLab refuses by default
                 *(["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []),
                 *cfg, *self.extra_args]

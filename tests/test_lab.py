@@ -257,3 +257,58 @@ def test_a_cache_folder_of_someone_else_is_never_read_or_written(cache, monkeypa
     again = nvrtc.compile_source(src)
     assert ".entry planted" not in again.ptx and again.ptx == first.ptx
     assert sorted(cache.iterdir()) == stored      # nothing new written there
+
+
+# ------------------------------------------------------------------------------------ a hub's own JupyterLab
+
+def test_a_plain_jupyterlab_with_the_written_config_is_quiet_and_saves_through_the_hook(tmp_path):
+    """What INSTRUCTORS.md has a hub do (course-lab --write-jupyter-config into its config folder):
+    a JupyterLab started without course-lab then has the news question off and drops plotly's
+    snapshots on save."""
+    import secrets
+    import time
+    import urllib.request
+    config = tmp_path / "etc-jupyter"
+    config.mkdir()
+    (config / "jupyter_server_config.json").write_text('{"ServerApp": {"shutdown_no_activity_timeout": 3600}}')
+    assert lab.main(["--write-jupyter-config", str(config)]) == 0
+    written = json.loads((config / "jupyter_server_config.json").read_text())
+    assert written["ServerApp"] == {"shutdown_no_activity_timeout": 3600}        # the hub's own settings stay
+    root = tmp_path / "root"
+    root.mkdir()
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("fig")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={
+        "application/vnd.plotly.v1+json": {"data": [], "layout": {}}, "image/png": "iVBORw0KGgo=", "text/plain": "Figure"})]
+    nb.cells = [cell]
+    port, token = labserver.free_port(0), secrets.token_hex(8)
+    env = dict(os.environ, JUPYTER_CONFIG_PATH=str(config), JUPYTER_CONFIG_DIR=str(tmp_path / "c"),
+               JUPYTER_DATA_DIR=str(tmp_path / "d"), JUPYTER_RUNTIME_DIR=str(tmp_path / "r"),
+               JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "s"), JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "w"))
+    proc = subprocess.Popen([sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}",
+                             f"--ServerApp.root_dir={root}", f"--IdentityProvider.token={token}", "--allow-root",
+                             "--ServerApp.port_retries=0"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def api(path, method="GET", body=None):
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/{path}", method=method,
+                                     data=None if body is None else json.dumps(body).encode(),
+                                     headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return json.loads(r.read() or b"null")
+    try:
+        for _ in range(240):
+            try:
+                api("api/status")
+                break
+            except OSError:
+                time.sleep(0.25)
+        schema = api("lab/api/settings/@jupyterlab/apputils-extension:notification")["schema"]["properties"]
+        assert schema["fetchNews"]["default"] == "false" and schema["checkForUpdates"]["default"] is False
+        api("api/contents/nb.ipynb", "PUT", {"type": "notebook", "format": "json", "content": nb})
+        saved = json.loads((root / "nb.ipynb").read_text())
+        assert "image/png" not in saved["cells"][0]["outputs"][0]["data"]
+        assert "application/vnd.plotly.v1+json" in saved["cells"][0]["outputs"][0]["data"]
+    finally:
+        os.killpg(proc.pid, 15)
+        proc.wait(30)
