@@ -30,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-from .labserver import KERNELSPEC, Lab, exposure, free_port, lab_env  # noqa: F401  (re-exported)
+from .labserver import Lab, exposure, free_port, lab_env  # noqa: F401  (Lab, free_port: re-exported)
 
 kernel_env = lab_env        # the name the instructor tools and older code use
 

@@ -23,7 +23,7 @@ changes a control from code (tests); ``start=dict(TILE=32)`` picks the starting 
 Charts live in ``ipywidgets.Output`` areas whose content is replaced on change (as widget state,
 never printed into the cell, so nbval sees only the widget's short text): figure JSON only, no
 extra package, the same in JupyterLab and VS Code. Each chart takes the explorer's full width, one
-under the other, with its title broken into lines that fit (draw.fit_title). On Colab, which shows
+under the other, with its title broken into lines that fit (course_lib.fit). On Colab, which shows
 plotly only as HTML and ships ipywidgets 7, a chart is displayed into its Output area with Colab's
 plotly renderer (HTML that loads plotly.js from a CDN, draw.configure), the way Colab's own widget
 examples fill an Output; ipywidgets 7 and 8 both work. ``use_figure_widget(True)`` switches plotly
@@ -95,9 +95,9 @@ class View:
     def show(self, item):
         self.item = item
         import plotly.graph_objects as go
-        from . import draw
+        from . import draw, fit
         if isinstance(item, go.Figure):
-            item = draw.fit_title(item)
+            item = fit.fit_title(item)
         if _FIGURE_WIDGET and isinstance(item, go.Figure):
             if self.fw is None:
                 self.fw = go.FigureWidget(item)

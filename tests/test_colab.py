@@ -15,7 +15,6 @@ Each test that needs PyPI (ipywidgets 7.7.1, the index for what Colab lacks) ski
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path

@@ -98,6 +98,18 @@ def test_notebooks_link_and_run_the_same_from_the_students_copy():
     assert module.KERNELS_DIR == REPO / "kernels" and measured.RESULTS == REPO / "benchmarks" / "results"
 
 
+def test_a_notebook_runs_from_the_students_copy(tmp_path):
+    """Notebook 00 copied by WorkCopy into a folder elsewhere runs top to bottom there (its kernel's
+    working directory), course kernels and %%cuda cells included."""
+    from course_lib import instructor
+    if not (REPO / "notebooks" / "00_start_here.ipynb").exists():
+        pytest.skip("no notebook 00")
+    work = WorkCopy(REPO / "notebooks", tmp_path / "my-notebooks")
+    assert "00_start_here.ipynb" in work.sync().added
+    ok, msg = instructor.refresh_one(work.folder / "00_start_here.ipynb", timeout=300)
+    assert ok, msg
+
+
 # ------------------------------------------------------------------------------------ who may reach it
 
 @pytest.mark.parametrize("ip", ["127.0.0.1", "localhost", "::1", "127.0.0.2"])
