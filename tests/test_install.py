@@ -59,13 +59,17 @@ def _requirements():
 def test_cuda_wheels_are_required_exactly_where_nvidia_builds_them():
     reqs, extras = _requirements()
     cuda = [r for r in reqs if CUDA_WHEELS.match(r.name)]
-    assert {r.name for r in cuda} >= {"cupy-cuda12x", "nvidia-cuda-nvrtc-cu12"}
+    core = [r for r in cuda if r.name.startswith(("cupy-cuda", "nvidia-cuda-nvrtc"))]      # what compiling needs
+    assert {r.name.split("-cuda")[0] for r in core} == {"cupy", "nvidia"}
     grid = [(s, m) for s in ("linux", "darwin", "win32") for m in ("x86_64", "aarch64", "arm64", "AMD64", "ARM64", "ppc64le")]
+    for r in core:
+        assert str(r.marker) == str(type(r.marker)(platforms.CUDA_WHEEL_MARKER)), f"{r}: not platforms' marker"
     for r in cuda:
-        assert str(r.marker) == str(type(r.marker)(platforms.CUDA_WHEEL_MARKER)), f"{r}: not the one marker"
+        assert r.marker is not None, f"{r}: a CUDA wheel without a marker breaks the install on macOS"
         for sys_platform, machine in grid:
             env = dict(sys_platform=sys_platform, platform_machine=machine)
-            assert r.marker.evaluate(env) == platforms.has_cuda_wheels(sys_platform, machine), (r, env)
+            wanted, there = r.marker.evaluate(env), platforms.has_cuda_wheels(sys_platform, machine)
+            assert wanted == there if r in core else (not wanted or there), (str(r), env)
     assert not [r for r in reqs if not CUDA_WHEELS.match(r.name) and r.marker], "other core deps hold everywhere"
     assert any(x.startswith("jupyterlab") for x in extras["lab"]) and not any("jupyterlab" in str(r) for r in reqs)
     assert any("nbval" in x for x in extras["test"]) and "course-lib[lab]" in extras["test"]
@@ -109,7 +113,7 @@ def test_pip_resolves_the_course_with_jupyterlab_from_wheels_on(target, course_w
     assert {"course-lib", "numpy", "plotly", "ipywidgets", "jupyterlab", "ipykernel"} <= names
     cuda = {n for n in names if CUDA_WHEELS.match(n)}
     if platforms.has_cuda_wheels(env["sys_platform"], env["platform_machine"]):
-        assert {"cupy-cuda12x", "nvidia-cuda-nvrtc-cu12"} <= cuda
+        assert any(n.startswith("cupy-cuda") for n in cuda) and any(n.startswith("nvidia-cuda-nvrtc") for n in cuda)
     else:
         assert not cuda, f"{target} has no CUDA wheels, yet pip would install {cuda}"
 
