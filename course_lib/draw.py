@@ -9,6 +9,7 @@
     draw.listing(run)                 # the kernel's source, each memory line annotated (HTML)
     draw.listing(run, view="sass")    # ... with each line's machine code, fused accesses marked
     draw.table({"naive": run, ...})   # metrics side by side (HTML)
+    draw.fit_title(fig)               # title lines short enough for a notebook (course_lib.fit)
 
 ``sectors`` and ``banks`` take a SimRun (they read ``run.accesses``, the traced block) or raw
 byte addresses (``addresses=`` one warp's 32 addresses, -1 for an inactive lane), so a notebook
@@ -30,6 +31,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
+from .fit import fit_title  # noqa: F401  (draw.fit_title: part of this module's API)
 from .sim.metrics import _pairs_share_address, shared_wavefronts
 
 OK, BAD, MAIN, PALE = "#2a9d8f", "#e63946", "#457b9d", "#a8dadc"
@@ -48,10 +50,14 @@ def configure(renderer: str | None = None) -> str:
     pio.templates["course"] = TEMPLATE
     pio.templates.default = "course"
     if renderer is None:
-        renderer = "colab" if "COLAB_NOTEBOOK_ID" in os.environ or "COLAB_RELEASE_TAG" in os.environ \
-            else "plotly_mimetype"
+        renderer = "colab" if on_colab() else "plotly_mimetype"
     pio.renderers.default = renderer
     return renderer
+
+
+def on_colab() -> bool:
+    """Whether this kernel runs on Google Colab (whose front end shows no plotly JSON, only HTML)."""
+    return "COLAB_NOTEBOOK_ID" in os.environ or "COLAB_RELEASE_TAG" in os.environ
 
 
 # ------------------------------------------------------------------------ picking an access

@@ -2,7 +2,7 @@
 
     python -m course_lib instructor build --out DIR [--repo URL] [--branch B] [--no-execute] [NOTEBOOK...]
     python -m course_lib instructor refresh [NOTEBOOK...] [--jobs N]
-    python -m course_lib instructor check [NOTEBOOK...] [--fix-urls]
+    python -m course_lib instructor check [NOTEBOOK...] [--fix-urls] [--fix-metadata] [--fix-colab]
 
 notebooks/ holds the student notebooks: each exercise cell is the stub of its solution file,
 kernels/solutions/<key>.cu (course_lib.solutions). ``build`` writes DIR/instructor (every exercise
@@ -15,10 +15,14 @@ unbalanced, an exercise cell is not its file's stub, or a solution line would st
 
 ``refresh`` re-executes notebooks in place with nbclient's defaults on the simulator
 (COURSE_LIB_BACKEND=sim), as nbval compares them; a notebook with an unexpected error is not
-written. ``check`` verifies each notebook's Colab badge and install cell (colab.check_colab_cell)
-and each exercise: its cell is its file's stub, the solution passes its checker, the stub compiles
-and fails it with hints, and nothing in the notebook shows a solution line. Nothing here runs on a
-GPU or changes notebooks except ``refresh`` and ``--fix-urls``.
+written, and one whose outputs did not change is the same bytes (course_lib.stored: the kernelspec
+JupyterLab writes, stable widget ids, no timestamps), so it is not written either.
+
+``check`` verifies each notebook's Colab badge and install cell (colab.check_colab_cell), that
+opening it in JupyterLab would not change it (``--fix-metadata``), and each exercise: its cell is its
+file's stub, the solution passes its checker, the stub compiles and fails it with hints, and nothing
+in the notebook shows a solution line. Nothing here runs on a GPU or changes notebooks except
+``refresh``, ``--fix-*`` and ``--sync-stubs``.
 """
 from __future__ import annotations
 
@@ -32,7 +36,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import colab, lab, solutions
+from . import colab, lab, solutions, stored
 from .release import (BuildError, ExerciseCell, build, cell_state, exercise_cells, instructor_notebook,  # noqa: F401
                       leaks, rewrite_urls, solution_lines, student_notebook)
 from .solutions import has_solution, strip_solutions
@@ -184,8 +188,13 @@ def refresh_one(path, timeout=600) -> tuple[bool, str]:
             os.environ.update(saved)
     for c in nb.cells:
         coalesce_streams(c)
+    stored.normalize(nb, path.name)         # same outputs -> same bytes (kernelspec, widget ids, timestamps)
     changed = sum(_comparable(c) != b for c, b in zip(nb.cells, before))
-    nbf.write(nb, path)
+    text = nbf.writes(nb)
+    text += "" if text.endswith("\n") else "\n"        # exactly what nbformat.write stores
+    if text == path.read_text(encoding="utf-8"):
+        return True, f"{path.name}: refreshed in {time.monotonic() - t0:.0f} s, unchanged (not written)"
+    path.write_text(text, encoding="utf-8")
     return True, (f"{path.name}: refreshed in {time.monotonic() - t0:.0f} s, {changed} cell output(s) changed, "
                   f"{path.stat().st_size // 1024} kB")
 
@@ -205,6 +214,19 @@ def refresh(paths, jobs=1, timeout=600, log=print) -> bool:
         ok &= good
         log(msg)
     return ok
+
+
+def _fix_stored(nb, path, fix_metadata, fix_colab) -> list[str]:
+    """check --fix-metadata / --fix-colab: change only the kernelspec and the install cell's source,
+    write the notebook back if either changed, and say what changed."""
+    fixed = []
+    if fix_metadata and stored.set_kernelspec(nb):
+        fixed.append(f"kernelspec set to {stored.KERNELSPEC['display_name']!r}")
+    if fix_colab and colab.fix_install_cell(nb):
+        fixed.append("colab-install cell set to lab.colab_install_cell()")
+    if fixed:
+        _nbformat().write(nb, path)
+    return fixed
 
 
 # ---------------------------------------------------------------------------- the command
@@ -239,18 +261,22 @@ def _exercise_cell_problems(nb, name) -> list[str]:
     return problems
 
 
-def check(paths, fix_urls=False, sync=False, log=print) -> bool:
+def check(paths, fix_urls=False, sync=False, log=print, fix_metadata=False, fix_colab=False) -> bool:
     nbf, ok = _nbformat(), True
     for p in paths:
         nb = nbf.read(p, as_version=4)
         if fix_urls and rewrite_urls(nb, p.name):
             nbf.write(nb, p)
             log(f"{p.name}: Colab badge / clone URL set to {lab.COURSE_REPO}")
+        fixed = _fix_stored(nb, p, fix_metadata, fix_colab)
+        if fixed:
+            log(f"{p.name}: " + ", ".join(fixed))
         if sync and (changed := sync_stubs(nb, p.name)):
             nbf.write(nb, p)
             for x in changed:
                 log(x + " (run `instructor refresh` on it)")
-        problems = [f"Colab: {x}" for x in colab.check_colab_cell(nb, p.name)] + _exercise_cell_problems(nb, p.name)
+        problems = ([f"Colab: {x}" for x in colab.check_colab_cell(nb, p.name)] + stored.problems(nb)
+                    + _exercise_cell_problems(nb, p.name))
         for sc in solution_cells(nb, p.name) + file_solution_cells(nb, p.name):
             problems += [f"{sc}: {x}" for x in verify_solution_cell(sc)]
             if sc.key is None and sc.cuda:
@@ -283,6 +309,8 @@ def main(argv=None) -> int:
     c.add_argument("--fix-urls", action="store_true", help=f"set badge and clone URL to {lab.COURSE_REPO}")
     c.add_argument("--sync-stubs", action="store_true",
                    help="rewrite exercise cells as the stubs of their kernels/solutions/ files")
+    c.add_argument("--fix-metadata", action="store_true", help="store the kernelspec JupyterLab writes (outputs untouched)")
+    c.add_argument("--fix-colab", action="store_true", help="make the colab-install cell lab.colab_install_cell()")
     for p in (b, r, c):
         p.add_argument("notebooks", nargs="*", help="notebooks (default: all of notebooks/)")
     args = ap.parse_args(argv)
@@ -294,7 +322,8 @@ def main(argv=None) -> int:
             return 0
         if args.cmd == "refresh":
             return 0 if refresh(paths, args.jobs, args.timeout) else 1
-        return 0 if check(paths, args.fix_urls, args.sync_stubs) else 1
+        return 0 if check(paths, args.fix_urls, args.sync_stubs, fix_metadata=args.fix_metadata,
+                          fix_colab=args.fix_colab) else 1
     except (FileNotFoundError, BuildError) as exc:
         print(f"instructor {args.cmd}: {exc}", file=sys.stderr)
         return 1

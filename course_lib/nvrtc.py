@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import nvrtc13, sass
+from . import nvrtc13, platforms, sass
 from .errors import CompileError, NoGPUError, caret_excerpt
 
 # The simulator models Volta..Hopper memory rules and is validated on an H100, so without a
@@ -56,23 +56,20 @@ class Compiled:
 def _nvrtc():
     try:
         from cupy_backends.cuda.libs import nvrtc
-    except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise CompileError(
-            "NVRTC is not available: CuPy is not installed.",
-            hint="pip install cupy-cuda12x nvidia-cuda-nvrtc-cu12  (or: pip install -e . in the course folder)",
-        ) from exc
+    except ImportError as exc:  # macOS (no wheels), or a broken install: say which, and what to do
+        message, hint = platforms.compiler_missing(f"CuPy, which holds its bindings, is not installed ({exc})")
+        raise CompileError(message, hint=hint) from None
     return nvrtc
 
 
 @functools.lru_cache(maxsize=1)
 def nvrtc_version() -> tuple[int, int]:
+    bindings = _nvrtc()
     try:
-        return tuple(_nvrtc().getVersion())
+        return tuple(bindings.getVersion())
     except Exception as exc:  # the wheel is missing: say what to install
-        raise CompileError(
-            f"NVRTC could not be loaded ({exc}).",
-            hint="pip install nvidia-cuda-nvrtc-cu12 (it ships libnvrtc, no CUDA toolkit needed)",
-        ) from exc
+        message, hint = platforms.compiler_missing(str(exc))
+        raise CompileError(message, hint=hint) from None
 
 
 @functools.lru_cache(maxsize=1)
@@ -152,12 +149,40 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _private_cache_dir() -> Path | None:
+    """CACHE_DIR, created private to this user (0700); None (memory cache only) when it belongs to
+    someone else or others may write into it: a CUBIN planted there would run on the GPU as ours."""
+    try:
+        CACHE_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if hasattr(os, "getuid"):
+            st = CACHE_DIR.stat()
+            if st.st_uid != os.getuid():
+                return None
+            if st.st_mode & 0o077:       # made by an older course_lib, or with a lax umask
+                os.chmod(CACHE_DIR, 0o700)
+        return CACHE_DIR
+    except OSError:
+        return None
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Write through a temporary file created 0600, then rename: readers never see half a file."""
+    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    tmp.replace(path)
+
+
 def _disk_load(key) -> Compiled | None:
     """The cached compilation for `key`, or None if there is none or it cannot be trusted: not a
     JSON object, a field missing or of the wrong type, or PTX/CUBIN whose hash differs from the
     one stored with it (a truncated write, a disk error, an edit). A bad entry is deleted, so the
     caller recompiles and stores a good one instead of failing on it every time."""
-    meta, blob = CACHE_DIR / f"{key}.json", CACHE_DIR / f"{key}.cubin"
+    folder = _private_cache_dir()
+    if folder is None:
+        return None
+    meta, blob = folder / f"{key}.json", folder / f"{key}.cubin"
     try:
         d = json.loads(meta.read_text())
     except FileNotFoundError:
@@ -197,20 +222,18 @@ def _discard(*paths):
 
 
 def _disk_store(key, c: Compiled) -> None:
-    """Write the entry: the CUBIN first, then the JSON with both hashes, each to a temporary file
-    renamed into place, so a reader never sees half an entry as a whole one."""
+    """Write the entry: the CUBIN first, then the JSON with both hashes, each private to this user
+    and through a temporary file renamed into place, so a reader never sees half an entry."""
+    folder = _private_cache_dir()
+    if folder is None:
+        return
     try:
-        CACHE_DIR.mkdir(parents=True, exist_ok=True)
         d = dict(ptx=c.ptx, lowered_names=c.lowered_names, log=c.log, arch=c.arch,
                  entries=c.entries, has_cubin=c.cubin is not None, ptx_sha256=_sha(c.ptx.encode()))
         if c.cubin is not None:
             d["cubin_sha256"] = _sha(c.cubin)
-            tmp = CACHE_DIR / f"{key}.cubin.tmp{os.getpid()}"
-            tmp.write_bytes(c.cubin)
-            tmp.replace(CACHE_DIR / f"{key}.cubin")
-        tmp = CACHE_DIR / f"{key}.json.tmp{os.getpid()}"
-        tmp.write_text(json.dumps(d))
-        tmp.replace(CACHE_DIR / f"{key}.json")
+            _write_private(folder / f"{key}.cubin", c.cubin)
+        _write_private(folder / f"{key}.json", json.dumps(d).encode())
     except OSError:
         pass  # a read-only home (some JupyterHubs) only costs speed
 
@@ -284,7 +307,7 @@ def machine_code(c: Compiled) -> dict:
     made for the simulator; raises ``sass.Unavailable`` when there is none (``c.machine_note``)."""
     if not c.machine or c.cubin is None:
         raise sass.Unavailable(c.machine_note or "this module was built from PTX text, so there is no machine code")
-    return sass.kernels(c.cubin, CACHE_DIR)
+    return sass.kernels(c.cubin, _private_cache_dir())
 
 
 def _safe(name: str) -> str:

@@ -22,7 +22,11 @@ changes a control from code (tests); ``start=dict(TILE=32)`` picks the starting 
 
 Charts live in ``ipywidgets.Output`` areas whose content is replaced on change (as widget state,
 never printed into the cell, so nbval sees only the widget's short text): figure JSON only, no
-extra package, the same in JupyterLab, Colab and VS Code. ``use_figure_widget(True)`` switches plotly
+extra package, the same in JupyterLab and VS Code. Each chart takes the explorer's full width, one
+under the other, with its title broken into lines that fit (course_lib.fit). On Colab, which shows
+plotly only as HTML and ships ipywidgets 7, a chart is displayed into its Output area with Colab's
+plotly renderer (HTML that loads plotly.js from a CDN, draw.configure), the way Colab's own widget
+examples fill an Output; ipywidgets 7 and 8 both work. ``use_figure_widget(True)`` switches plotly
 figures to ``go.FigureWidget`` updated in place (smoother; plotly >= 6 needs the ``anywidget``
 package, and a notebook saved with widget state then carries plotly's 5 MB widget bundle).
 Errors from compute (an impossible tile size...) show under the controls; the charts stay.
@@ -84,13 +88,16 @@ class View:
     """One chart slot: an Output area redrawn on change, or a FigureWidget updated in place."""
 
     def __init__(self):
-        self.out, self.fw = W.Output(), None
-        self.widget = W.Box([self.out])
+        self.out, self.fw = W.Output(layout=W.Layout(width="100%")), None
+        self.widget = W.Box([self.out], layout=W.Layout(width="100%"))
         self.item = None
 
     def show(self, item):
         self.item = item
         import plotly.graph_objects as go
+        from . import draw, fit
+        if isinstance(item, go.Figure):
+            item = fit.fit_title(item)
         if _FIGURE_WIDGET and isinstance(item, go.Figure):
             if self.fw is None:
                 self.fw = go.FigureWidget(item)
@@ -105,9 +112,16 @@ class View:
                     self.fw.add_traces(item.data)
                 self.fw.update_layout(item.layout.to_plotly_json(), overwrite=True)
             return
+        data, metadata = _bundle(item)
+        if draw.on_colab():
+            # Colab renders an Output's captured display messages (its documented way), not
+            # outputs set as state
+            self.out.clear_output(wait=True)
+            with self.out:
+                display(data, metadata=metadata, raw=True)
+            return
         # Set the Output widget's state instead of printing into it: nothing goes to the cell's
         # own output stream, so nbval compares the same outputs whether or not widgets exist.
-        data, metadata = _bundle(item)
         self.out.outputs = ({"output_type": "display_data", "data": data, "metadata": metadata},)
 
 
@@ -130,12 +144,12 @@ class Explorer:
                 w.observe(lambda change: self.update(), names="value")
         self.status = W.HTML("")
         self.views: list[View] = []
-        self.charts = W.HBox(layout=W.Layout(flex_flow="row wrap"))
+        self.charts = W.VBox(layout=W.Layout(width="100%"))
         self._cache = {}
         self.value, self.items = None, []
         head = [W.HTML(f"<b>{title}</b>")] if title else []
         self.widget = W.VBox(head + [W.HBox(list(self.controls.values()), layout=W.Layout(flex_flow="row wrap")),
-                                     *self._extra(), self.status, self.charts])
+                                     *self._extra(), self.status, self.charts], layout=W.Layout(width="100%"))
         self.update()
 
     def _extra(self):

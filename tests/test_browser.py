@@ -1,10 +1,21 @@
 """The course in a real JupyterLab, driven from a real browser (headless Chromium via Playwright).
 
-Starts JupyterLab on a copy of notebooks/ (localhost, a free port, a token, fresh Jupyter
-folders), opens notebook 05 and runs every cell from the Run menu, moves the padding slider and
-checks that the chart and the metrics table below it were redrawn; then opens notebook 00, runs it
-and checks the backend banner. Screenshots and the server log go to tests/screenshots/ (their
-list is printed at the end, pass or fail). Waits are on the kernel's state, never sleeps.
+Starts JupyterLab the way course-lab does (course_lib.labserver: this Python's kernelspec, the news
+pop-up off; localhost, a free port, a token, fresh Jupyter folders) on two copies of notebooks/:
+
+- ``repo/``, a git repository of the notebooks as committed: every notebook is opened (its kernel
+  started), left for two autosave intervals, then saved explicitly; ``git status`` must stay clean
+  (opening a notebook changes nothing, so `git pull` never meets a file the student did not touch),
+  and no news or update pop-up may cover the page;
+- ``run/``, where cells run: notebook 05 from the Run menu, then its padding slider moves and the
+  chart and the metrics table below it must be redrawn; notebook 00 and its backend banner; and,
+  at JupyterLab's default width (a 1280 x 720 window, file browser open), notebooks 00, 07 and 11,
+  whose every chart title must be whole (not clipped by the chart or any box around it) and whose
+  explorers must fill the width of the output area.
+
+Screenshots, the page text of a failure and the server log go to tests/screenshots/ (or
+$COURSE_SCREENSHOTS; their list is printed at the end, pass or fail, and .ci/run prints the folder).
+Waits are on the kernel's and the page's state, never fixed sleeps, except the autosave interval.
 
 What it needs, installed on the fly when missing: Chromium (Debian's `chromium` package, with
 apt-get when running as root; or set COURSE_BROWSER=/path/to/chrome) and the `playwright`
@@ -30,8 +41,10 @@ import pytest
 from course_lib import lab as L
 
 REPO = Path(__file__).resolve().parent.parent
-ART = REPO / "tests" / "screenshots"          # ignored by git; printed at the end for the CI log
-BUDGET_S = 300                                # the whole module, installs excluded
+ART = Path(os.environ.get("COURSE_SCREENSHOTS") or REPO / "tests" / "screenshots")   # printed at the end
+BUDGET_S = 600                                # the whole module, installs excluded
+AUTOSAVE_S = 2                                # JupyterLab's autosave interval here (120 s by default)
+DEFAULT_WINDOW = {"width": 1280, "height": 720}    # Playwright's default window, a common laptop's
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--disable-dev-shm-usage"]
@@ -116,17 +129,27 @@ def artifacts(request):
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
-    """A copy of the notebooks (JupyterLab saves what it runs), kernels/ beside it as in the repo."""
+    """root/run/notebooks (cells run there, JupyterLab saves them) and root/repo/notebooks (a git
+    repository of the notebooks as they are), each with kernels/ beside it as in the checkout."""
     src = Path(os.environ.get("COURSE_NOTEBOOKS") or REPO / "notebooks")
     if not src.is_dir():
         pytest.skip(f"{src} does not exist yet")
     _notebook(src, "05")
     _notebook(src, "00")
     root = tmp_path_factory.mktemp("course")
-    shutil.copytree(src, root / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    if (REPO / "kernels").is_dir():
-        (root / "kernels").symlink_to(REPO / "kernels")
-    return root / "notebooks"
+    for copy in ("run", "repo"):
+        shutil.copytree(src, root / copy / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+        if (REPO / "kernels").is_dir():
+            (root / copy / "kernels").symlink_to(REPO / "kernels")
+    (root / "repo" / ".gitignore").write_text("/kernels\n.ipynb_checkpoints/\n")      # as in the checkout
+    git = ["git", "-C", str(root / "repo"), "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    for cmd in (["init", "-q"], ["add", "notebooks", ".gitignore"], ["commit", "-q", "-m", "as committed"]):
+        subprocess.run(git + cmd, check=True, capture_output=True)
+    return root
+
+
+def _rel(root: Path, nb: Path) -> str:
+    return nb.relative_to(root).as_posix()
 
 
 @pytest.fixture(scope="module")
@@ -138,9 +161,9 @@ def deadline(browser):
 @pytest.fixture(scope="module")
 def jupyterlab(course, artifacts, tmp_path_factory, deadline):
     home = tmp_path_factory.mktemp("jupyter")
-    settings = {   # every cell in the DOM (no windowing), no news/update pop-ups
+    settings = {   # every cell in the DOM (no windowing); autosave soon (the pop-ups are course-lab's to turn off)
         ("@jupyterlab/notebook-extension", "tracker"): {"windowingMode": "none"},
-        ("@jupyterlab/apputils-extension", "notification"): {"fetchNews": "false", "checkForUpdates": False},
+        ("@jupyterlab/docmanager-extension", "plugin"): {"autosaveInterval": AUTOSAVE_S},
     }
     for (ext, plugin), value in settings.items():
         (home / "settings" / ext).mkdir(parents=True, exist_ok=True)
@@ -200,8 +223,9 @@ PROMPTS = ("() => Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.l
            ".jp-InputPrompt')).map(e => e.textContent.trim())")
 
 
-def open_notebook(page, lab, nb: Path, deadline, shots, tag):
-    page.goto(lab.url(f"lab/workspaces/{tag}/tree/{nb.name}") + "&reset", timeout=deadline.ms(60))
+def open_notebook(page, lab, path: str, deadline, shots, tag):
+    """Open `path` (relative to the server's root) in a workspace of its own; wait for an idle kernel."""
+    page.goto(lab.url(f"lab/workspaces/{tag}/tree/{path}") + "&reset", timeout=deadline.ms(60))
     page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=deadline.ms(60))
     wait_kernel_idle(page, deadline)
     shots(page, f"{tag}-opened")
@@ -292,11 +316,67 @@ def failure_evidence(page, shots, name):
         raise
 
 
+def test_opening_and_saving_each_notebook_changes_nothing(browser, jupyterlab, course, deadline, shots):
+    """Open every notebook (kernel started), wait two autosave intervals, save explicitly: the git
+    repository of the notebooks must stay clean, and no pop-up may cover the page. (The tab does show
+    'modified': plotly's renderer adds a PNG of each chart it draws, which the save hook drops.)"""
+    repo = course / "repo"
+    page = browser.new_page()
+    popups = []
+    for nb in sorted((repo / "notebooks").glob("*.ipynb")):
+        tag = "open-" + nb.stem[:2]
+        with failure_evidence(page, shots, tag):
+            open_notebook(page, jupyterlab, _rel(course, nb), deadline, lambda *a: None, tag)
+            page.wait_for_timeout(2 * AUTOSAVE_S * 1000 + 500)       # an autosave of anything changed
+            popups += page.locator(".jp-Notification-Toast, .Toastify__toast").all_inner_texts()
+            before = _last_modified(jupyterlab, _rel(course, nb))
+            page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook").first.click(position={"x": 5, "y": 5})
+            page.keyboard.press("Control+s")
+            page.wait_for_function("() => !document.querySelector('.lm-TabBar-tab.jp-mod-current.jp-mod-dirty')",
+                                   timeout=deadline.ms(30))
+            _wait(lambda: _last_modified(jupyterlab, _rel(course, nb)) != before, deadline, f"{nb.name} was not saved")
+            _shutdown_kernels(jupyterlab)
+    shots(page, "opened-and-saved")
+    status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True).stdout
+    diff = subprocess.run(["git", "-C", str(repo), "diff", "--stat"], capture_output=True, text=True).stdout
+    detail = subprocess.run(["git", "-C", str(repo), "diff", "-U1"], capture_output=True, text=True).stdout
+    (ART / "open-and-save.diff").write_text(detail)
+    assert not status.strip(), f"opening and saving changed tracked notebooks:\n{diff}\n{detail[:3000]}"
+    assert not popups, f"pop-ups covered the page: {popups}"
+
+
+def _api(lab, path, method="GET"):
+    import urllib.request
+    req = urllib.request.Request(lab.url(f"api/{path}").split("?token=")[0], method=method,
+                                 headers={"Authorization": f"token {lab.token}"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        body = r.read()
+    return json.loads(body) if body else None
+
+
+def _last_modified(lab, path):
+    return _api(lab, f"contents/{path}?content=0")["last_modified"]
+
+
+def _shutdown_kernels(lab):
+    for session in _api(lab, "sessions"):
+        _api(lab, f"sessions/{session['id']}", "DELETE")
+
+
+def _wait(predicate, deadline, message, step_s=30):
+    end = time.monotonic() + deadline.ms(step_s) / 1000
+    while time.monotonic() < end:
+        if predicate():
+            return
+        time.sleep(0.2)
+    pytest.fail(message)
+
+
 def test_notebook05_padding_slider_redraws_chart_and_table(browser, jupyterlab, course, deadline, shots):
-    nb = _notebook(course, "05")
+    nb = _notebook(course / "run" / "notebooks", "05")
     page = browser.new_page()
     with failure_evidence(page, shots, "nb05"):
-        open_notebook(page, jupyterlab, nb, deadline, shots, "nb05")
+        open_notebook(page, jupyterlab, _rel(course, nb), deadline, shots, "nb05")
         check_padding_explorer(page, nb, deadline, shots)
 
 
@@ -332,10 +412,10 @@ def check_padding_explorer(page, nb, deadline, shots):
 
 
 def test_notebook00_shows_the_backend_banner(browser, jupyterlab, course, deadline, shots):
-    nb = _notebook(course, "00")
+    nb = _notebook(course / "run" / "notebooks", "00")
     page = browser.new_page()
     with failure_evidence(page, shots, "nb00"):
-        open_notebook(page, jupyterlab, nb, deadline, shots, "nb00")
+        open_notebook(page, jupyterlab, _rel(course, nb), deadline, shots, "nb00")
         check_banner(page, deadline, shots)
 
 
@@ -353,11 +433,65 @@ def check_banner(page, deadline, shots):
     assert expected in text
 
 
+CHART_LAYOUT = """() => {
+    const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+    const charts = [], explorers = [];
+    for (const p of panel.querySelectorAll('.js-plotly-plot')) {
+        const title = p.querySelector('.gtitle'), svg = p.querySelector('.main-svg');
+        if (!title || !svg || !title.textContent.trim()) continue;
+        const t = title.getBoundingClientRect(), s = svg.getBoundingClientRect();
+        // what is visible of the title: the chart's own svg, then every box around it that clips
+        let left = s.left, right = s.right;
+        for (let e = p.parentElement; e && e !== panel; e = e.parentElement) {
+            const b = e.getBoundingClientRect(), o = getComputedStyle(e).overflowX;
+            if (o !== 'visible') { left = Math.max(left, b.left); right = Math.min(right, b.right); }
+        }
+        charts.push({title: title.textContent, clipped: t.left < left - 1 || t.right > right + 1 || t.top < s.top - 1,
+                     title_px: [Math.round(t.left), Math.round(t.right)], visible_px: [Math.round(left), Math.round(right)],
+                     in_explorer: !!p.closest('.widget-vbox')});
+    }
+    for (const cell of panel.querySelectorAll('.jp-CodeCell')) {
+        const area = cell.querySelector('.jp-OutputArea-output .widget-vbox');
+        if (!area || !area.querySelector('.js-plotly-plot')) continue;
+        const out = area.closest('.jp-OutputArea-output').getBoundingClientRect();
+        const plots = Array.from(area.querySelectorAll('.js-plotly-plot')).map(p => p.getBoundingClientRect().width);
+        explorers.push({explorer: area.getBoundingClientRect().width / out.width,
+                        charts: plots.map(w => w / out.width)});
+    }
+    return {charts, explorers};
+}"""
+
+
+@pytest.mark.parametrize("prefix", ["00", "07", "11"])
+def test_charts_fit_and_explorers_fill_the_width_at_the_default_window(prefix, browser, jupyterlab, course,
+                                                                       deadline, shots):
+    nb = _notebook(course / "run" / "notebooks", prefix)
+    page = browser.new_page()
+    page.set_viewport_size(DEFAULT_WINDOW)
+    with failure_evidence(page, shots, f"layout{prefix}"):
+        open_notebook(page, jupyterlab, _rel(course, nb), deadline, lambda *a: None, f"layout{prefix}")
+        run_all_from_the_menu(page, deadline, shots)
+        page.wait_for_function("() => document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) "
+                               ".widget-vbox .js-plotly-plot .gtitle').length > 0", timeout=deadline.ms(60))
+        layout = page.evaluate(CHART_LAYOUT)
+        (ART / f"layout{prefix}.json").write_text(json.dumps(layout, indent=1, ensure_ascii=False))
+        for i, plot in enumerate(page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) "
+                                              ".widget-vbox .js-plotly-plot").all()):
+            plot.scroll_into_view_if_needed()
+            shots(page, f"layout{prefix}-explorer-chart{i}")       # the window, as a student sees it
+        clipped = [c for c in layout["charts"] if c["clipped"]]
+        assert layout["explorers"], f"{nb.name}: no explorer with a chart after Run All"
+        assert not clipped, f"{nb.name}: chart titles clipped at {DEFAULT_WINDOW['width']} px: {clipped}"
+        narrow = [e for e in layout["explorers"] if e["explorer"] < 0.95 or min(e["charts"]) < 0.9]
+        assert not narrow, f"{nb.name}: explorers or their charts do not fill the output's width: {narrow}"
+
+
 # ------------------------------------------------------------------------------------ course-lab itself
 
 def test_course_lab_serves_the_notebooks_with_this_python_and_stops_with_its_kernels(tmp_path):
-    """The README's command: `course-lab` (no browser here) finds notebooks/, prints a URL that
-    works, its kernels are this interpreter, and SIGTERM stops the server and its kernels."""
+    """The README's command: `course-lab` (no browser here) copies notebooks/ into the student's
+    folder (here --work, not the checkout's my-notebooks/), prints a URL that works, its kernels are
+    this interpreter, and SIGTERM stops the server and its kernels."""
     import queue
     import threading
     import urllib.request
@@ -367,7 +501,8 @@ def test_course_lab_serves_the_notebooks_with_this_python_and_stops_with_its_ker
     port = L.free_port(0)
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "c"), JUPYTER_DATA_DIR=str(tmp_path / "d"),
                JUPYTER_RUNTIME_DIR=str(tmp_path / "r"), JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "w"))
-    proc = subprocess.Popen(cmd + ["--no-browser", "--port", str(port)], env=env, stdout=subprocess.PIPE,
+    work = tmp_path / "my-notebooks"
+    proc = subprocess.Popen(cmd + ["--no-browser", "--port", str(port), "--work", str(work)], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     lines = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
@@ -385,7 +520,8 @@ def test_course_lab_serves_the_notebooks_with_this_python_and_stops_with_its_ker
         assert url, "course-lab printed no URL:\n" + "".join(seen)
         text = "".join(seen)
         same_python = lambda exe: os.path.realpath(exe) == os.path.realpath(sys.executable)  # noqa: E731
-        assert f"notebooks: {REPO / 'notebooks'}" in text and "backend:" in text
+        assert f"notebooks: {work}" in text and "backend:" in text
+        assert sorted(p.name for p in work.glob("*.ipynb")) == sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb"))
         assert same_python(re.search(r"kernel:\s+(\S+)", text)[1])
         assert url.startswith(f"http://localhost:{port}/lab") and "token=" in url
         with urllib.request.urlopen(url, timeout=30) as r:
