@@ -17,6 +17,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
+
 import plotly.graph_objects as go
 
 from .. import exercises
