@@ -18,7 +18,6 @@ import dataclasses
 import math
 
 import numpy as np
-
 import plotly.graph_objects as go
 
 from .. import exercises
