@@ -9,6 +9,7 @@
 #         tests      tests/test_gpu.py and the GPU tests of test_guard/test_ui (pytest)
 #         bench      python -m course_lib bench --dtype all (8192 x 8192, every course kernel)
 #         guard      benchmarks/gpu_guard_check.py (refused launches, the context stays usable)
+#         diag       benchmarks/gpu_diagnoses_check.py (assert/trap/null messages as CUDA prints them)
 #         ncu        benchmarks/ncu_compare.py (simulator vs Nsight Compute, every course kernel)
 #         ncufull    benchmarks/ncu_dram.py --full: ncu's full set, copy vs copy_shared vs warp, f32,
 #                    aligned vs misaligned (leads for the open question of notebook 10)
@@ -48,13 +49,17 @@ for s in "$@"; do
     case $s in
     env)   nvidia-smi --query-gpu=name,driver_version,clocks.max.memory,memory.total --format=csv
            python3 -c "import cupy, numpy; from course_lib import nvrtc; print('cupy', cupy.__version__, \
-'numpy', numpy.__version__, 'nvrtc', nvrtc.nvrtc_version())"; ncu --version | tail -1 ;;
+\
+'numpy', numpy.__version__, 'nvrtc', nvrtc.nvrtc_version()); m = nvrtc.machine_code_missing(); \
+print('simulator counts', 'the PTX: ' + m if m else 'the machine code (NVRTC 13 + nvdisasm)')"; ncu --version | tail -1 ;;
     tests) step tests 300 "${PYTEST[@]}" tests/test_gpu.py \
                tests/test_guard.py::test_on_gpu_refused_launch_leaves_the_context_usable \
-               tests/test_ui.py::test_gpu_backend_measures_and_checks ;;
+               tests/test_ui.py::test_gpu_backend_measures_and_checks \
+               tests/test_exercises.py tests/test_predict_debug.py ;;
+    diag)  step diag 120 python3 benchmarks/gpu_diagnoses_check.py ;;
     bench) step bench 240 python3 -m course_lib bench --dtype all ;;
     guard) step guard 120 python3 benchmarks/gpu_guard_check.py ;;
-    ncu)   step ncu 420 python3 benchmarks/ncu_compare.py --out "$OUT/ncu" ;;
+    ncu)   step ncu 560 python3 benchmarks/ncu_compare.py --out "$OUT/ncu" ;;
     ncufull) step ncufull 300 python3 benchmarks/ncu_dram.py --full "$OUT/ncufull" --kernels copy,copy_shared,warp,padded_32x8 ;;
     nbval) step nbval 400 "${PYTEST[@]}" --nbval-lax --nbval-current-env notebooks ;;
     transpose) step transpose 560 python3 benchmarks/transpose.py --out "$OUT/transpose" ;;
