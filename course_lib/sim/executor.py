@@ -410,7 +410,7 @@ class Program:
         for (kind, pc_a, pc_b, scope), (count, slot_a, slot_b, entry) in b.races.records.items():
             key = ("race", kind, pc_a, pc_b, scope)
             if key in self.findings:
-                self.findings[key]["count"] += count     # a race seen again in a later batch of blocks
+                self.findings[key].count += count         # a race seen again in a later batch of blocks
                 continue
             ia, ib = self.kernel.instructions[pc_a], self.kernel.instructions[pc_b]
             addr = SHARED_START + (entry % b.races.per_block) * b.races.granule
