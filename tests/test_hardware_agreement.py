@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "h100_2026-11-22"
-NCU_RUNS = ["h100_2026-11-22", "h100_2026-11-23"]
+NCU_RUNS = ["h100_2026-11-22", "h100_2026-11-23", "h100_2026-11-24"]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import ncu_compare  # noqa: E402

@@ -27,7 +27,8 @@ access.py then calls these functions once per group, with the SASS width and the
 reproduced: notebook 08's AoS read with I = 4 (one LDS.128: 125 wavefronts, 0 conflicts over
 1000 structs, where the PTX's four loads ask for 500 and 372). The fused patterns of
 benchmarks/ncu_compare.py (structs of 2-64 floats, rows of 1-4 byte elements, the 2-byte row
-above as row_read<unsigned short, 34>, a repeated load): TODO(H100) of 16 launches agree. Where there is no machine code (no NVRTC 13 or nvdisasm,
+above as row_read<unsigned short, 34>, a repeated load): 16 of 16 launches agree on an H100
+(2026-11-24, benchmarks/results/h100_2026-11-24/c_ncu.md). Where there is no machine code (no NVRTC 13 or nvdisasm,
 PTX given as text) or an access cannot be matched to it, that access is counted as the PTX has
 it and the run's warnings say so. Limits: the SASS is NVRTC 13.0's for sm_90; another compiler
 (CuPy's NVRTC 12 for the GPU at hand) may fuse differently.
