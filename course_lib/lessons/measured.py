@@ -188,3 +188,27 @@ def by_dtype(bench: Bench, kernels, dtypes=("float32", "float64", "float16", "ui
     body = [[k] + [f"{bench[(k, d)].vs_copy:.2f}" if (k, d) in bench else "-" for d in dtypes] for k in kernels]
     return _table(f"fraction of a device copy, measured on {bench.device}, {bench.shape}, {bench.date} "
                   f"({bench.source})", ["kernel", *dtypes], body)
+
+
+def probe_table(name: str = "h100_2026-11-24/misaligned_probe.json", dtype: str = "f32",
+                tile: str = "32x32/32x8", shape=(8191, 8193)) -> HTMLText:
+    """benchmarks/misaligned_probe.py's experiment: one tiled kernel (and the copies) with the rows
+    of `in` and of `out` aligned (A: padded to a multiple of 32 elements) or misaligned (M: the real
+    matrix), as fractions of a same-run device copy."""
+    p = RESULTS / name
+    try:
+        data = json.loads(p.read_text())
+    except (OSError, ValueError):
+        msg = f"no measurements found (benchmarks/results/{name} is missing in this installation)"
+        return HTMLText(f"<p><i>{html.escape(msg)}</i></p>", msg)
+    words = {"M": "misaligned", "A": "aligned"}
+    what = {0: "transpose", 1: "copy through the tile", 2: "plain copy"}
+    body = []
+    for r in data["results"]:
+        if r["dtype"] != dtype or tuple(r["shape"]) != tuple(shape) or f" {tile} " not in r["label"] + " ":
+            continue
+        body.append([what[r["cfg"][5]], words[r["pitches"][0]], words[r["pitches"][1]], f"{r['frac_copy']:.2f}"])
+    meta = data["meta"]
+    title = (f"{dtype} {shape[0]}x{shape[1]}, {tile} tile and block, fraction of a same-run device copy, measured on "
+             f"{meta['device']}, {meta['date'][:10]} (benchmarks/results/{name})")
+    return _table(title, ["kernel", "rows of in", "rows of out", "/copy"], body)
