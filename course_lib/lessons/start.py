@@ -5,7 +5,7 @@
     start.against_ncu(sim, ["naive_row", "tile", "padded"])   # the same launches re-simulated now
 
 The comparison file is the latest full run of benchmarks/ncu_compare.py on an H100 that the README
-quotes (benchmarks/results/h100_2026-11-23/c_ncu.md: eight memory metrics per launch, Nsight Compute
+quotes (benchmarks/results/h100_2026-11-24/c_ncu.md: eight memory metrics per launch, Nsight Compute
 vs the simulator; the README's results section tells the history of the runs). This module reads it
 and re-runs a few of its launches in the simulator; it runs nothing on a GPU.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 from ..draw import HTMLText
 from ..sim.metrics import METRIC_NAMES
 
-RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "h100_2026-11-23" / "c_ncu.md"
+RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "h100_2026-11-24" / "c_ncu.md"
 COLUMNS = ["gld.req", "gst.req", "gld.sect", "gst.sect", "sld.wf", "sst.wf", "sld.conf", "sst.conf"]
 KEYS = [("global", "ld", "requests"), ("global", "st", "requests"), ("global", "ld", "sectors"),
         ("global", "st", "sectors"), ("shared", "ld", "wavefronts"), ("shared", "st", "wavefronts"),
@@ -42,10 +42,13 @@ def ncu_summary(path: Path = RESULTS) -> str:
         return (f"The comparison file (benchmarks/results/{path.parent.name}/{path.name}) is not in this "
                 "installation; it lives in the course repository.")
     agree = sum(ok == "yes" for _, ok in rows.values())
-    kernels = sum(not name.startswith(("global_", "shared_")) for name in rows)
+    probes = sum(name.startswith(("global_", "shared_")) for name in rows)
+    fused = sum(name.startswith("fused ") for name in rows)
+    kernels = len(rows) - probes - fused
+    extra = f", {fused} launches whose accesses ptxas fuses" if fused else ""
     return (f"Nsight Compute on an NVIDIA H100 vs the simulator: {agree} of {len(rows)} launches agree on all "
-            f"{len(COLUMNS)} memory metrics ({kernels} course-kernel launches, {len(rows) - kernels} "
-            f"access-pattern probes; benchmarks/results/{path.parent.name}/{path.name}).")
+            f"{len(COLUMNS)} memory metrics ({kernels} course-kernel launches, {probes} access-pattern probes"
+            f"{extra}; benchmarks/results/{path.parent.name}/{path.name}).")
 
 
 def against_ncu(sim, keys=("copy", "naive_row", "tile", "padded"), shape=(256, 256), path: Path = RESULTS) -> HTMLText:
