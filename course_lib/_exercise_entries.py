@@ -35,21 +35,24 @@ define(Exercise("vectorized", "float4 loads and stores through a conflict-free t
                 shapes=((64, 64), (96, 160), (100, 132), (4, 1028), (1028, 4)), lesson="07",
                 note="rows and cols are multiples of 4, so every row starts on a 16-byte boundary"))
 
-define(Exercise("aos_struct", "structs of 6 floats to six arrays, coalesced and conflict-free (Giles)", "aos_to_soa",
-                (32, 4), (6, 128),
+define(Exercise("aos_struct", "structs of 40 floats to 40 arrays, coalesced and conflict-free (Giles)", "aos_to_soa",
+                (32, 4), (40, 128),
                 (hinted(uses_shared(), "stage the warp's 32 structs in shared memory: store each element where it "
                                        "arrives (n = lane + 32m), read them back struct by struct"),
                  hinted(coalesced("ld"), "let lane l read element n = l + 32m of the warp's 32 * I consecutive floats, "
                                          "not its own struct"),
                  coalesced("st"),
-                 hinted(no_bank_conflicts(), "write I = P * F (P a power of two, F odd): k = i + j*I first conflicts "
-                                             "when j*I is a multiple of 32, at j*I = 32F; one word of padding after "
-                                             "every 32F elements, k = n + n / (32F), moves the rest to other banks"),
+                 hinted(no_bank_conflicts(), "write I = P * F (P a power of two, F odd) and put one word of padding "
+                                             "after every 32F elements, k = n + n / (32F): the column reads and the "
+                                             "row-wise writes are then both conflict-free. (With k = i + j*I ptxas "
+                                             "reads each lane's struct 16 bytes at a time, LDS.128 in the SASS listing, "
+                                             "and a 16-byte load is served 8 lanes at a time: lanes 4 apart, "
+                                             "4 * 40 = 160 words = 5 * 32, still share a bank.)"),
                  hinted(no_races(), "lanes read fields other lanes wrote: __syncwarp() between the writes and the "
                                     "reads"),
                  no_uninitialized_reads()),
-                shapes=((256, 6), (1000, 6), (100, 6), (1, 6), (37, 6)), lesson="08",
-                note="in is rows structs x 6 floats (cols is always 6), out is 6 arrays of rows floats; each warp "
+                shapes=((256, 40), (1000, 40), (100, 40), (1, 40), (37, 40)), lesson="08",
+                note="in is rows structs x 40 floats (cols is always 40), out is 40 arrays of rows floats; each warp "
                      "of a 32x4 block moves 32 structs; the shared array is declared for you"))
 define(Exercise("packed_b16", "16-bit elements moved as 32-bit words, turned with __byte_perm", "transpose_b16",
                 (32, 8), (64, 32),

@@ -34,10 +34,10 @@
 // `in` is rows x cols, `out` cols x rows; any shape works (partial tiles are bounds-checked,
 // warps wholly outside the matrix return at once).
 
-// One shared load per element, as written. For 1- and 2-byte elements ptxas would otherwise
-// fuse neighbouring loads of a row into one 4-byte load (on the H100 the 2-byte column read then
-// counts about half the wavefronts the PTX asks for); the course's simulator runs the PTX and
-// counts what it says, so the kernel says exactly what it does. volatile forbids the fusion.
+// One shared load per element, as written. For 1- and 2-byte elements ptxas would otherwise fuse
+// neighbouring loads of a row (a row of 32 halves ran as 15 LDS + 2 LDS.U16 on the H100, about half
+// the PTX's wavefronts). The simulator counts the machine code, fused or not (sim/fusion.py);
+// volatile forbids the fusion so that the machine code does what the source says, load by load.
 template <typename T> __device__ __forceinline__ T one_load(const T& x)
 {
     if constexpr (sizeof(T) < 4) return *(const volatile T*)&x;

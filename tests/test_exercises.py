@@ -8,8 +8,10 @@ import re
 import numpy as np
 import pytest
 
+import course_lib as cl
 from course_lib import exercises as E
-from course_lib import magic, solutions
+from course_lib import magic, nvrtc, solutions
+from course_lib.lessons import aos
 from course_lib.properties import Shape
 
 SOL = {key: solutions.body(key) for key in solutions.keys()}
@@ -141,19 +143,23 @@ WRONG = [
      ("        row[0] = v.x; row[1] = v.y; row[2] = v.z; row[3] = v.w;\n    }\n    __syncthreads();",
       "        row[0] = v.x; row[1] = v.y; row[2] = v.z; row[3] = v.w;\n        __syncthreads();\n    }"),
      ["Barrier skipped", "100x132"]),
-    # 08: structs of 6 floats (Giles)
-    ("aos_struct", "k = i + j*I (the stub): 2-way column reads", ("return n + n / 96;", "return n;"),
-     ["bank conflicts", "2.0 wavefronts per request", "32F"]),
-    ("aos_struct", "one word per struct, k = i + j*(I+1): runs out of the padding", ("return n + n / 96;", "return n + j;"),
+    # 08: structs of 40 floats (Giles); ptxas makes the stub's reads ten LDS.128 per lane
+    ("aos_struct", "k = i + j*I (the stub): LDS.128 reads, still 2-way", ("return n + n / 160;", "return n;"),
+     ["bank conflicts", "shared loads", "8.0 wavefronts per request", "LDS.128", "32F"]),
+    ("aos_struct", "Giles's mapping for I = 6 copied: runs past the array", ("return n + n / 160;", "return n + n / 96;"),
      ["Out of bounds", "'s'", "size"]),
-    ("aos_struct", "one word per struct with room for it: 2-way writes",
-     ("return n + n / 96;", "return n + j;", "32 * I + 2]", "32 * (I + 1)]"), ["bank conflicts", "shared stores", "2.0 wavefronts per request"]),
-    ("aos_struct", "padding after every 32 instead of 96: runs past the array", ("return n + n / 96;", "return n + n / 32;"),
+    ("aos_struct", "padding every 32P = 256 elements instead of 32F: 2-way column reads",
+     ("return n + n / 160;", "return n + n / 256;"), ["bank conflicts", "shared loads", "2.0 wavefronts per request"]),
+    ("aos_struct", "one word per struct, k = i + j*(I+1): runs out of the padding", ("return n + n / 160;", "return n + j;"),
+     ["Out of bounds", "'s'", "size"]),
+    ("aos_struct", "one word per struct with room for it: conflicts on the writes",
+     ("return n + n / 160;", "return n + j;", "32 * I + 8]", "32 * (I + 1)]"), ["bank conflicts", "shared stores"]),
+    ("aos_struct", "padding after every 32 instead of 160: runs past the array", ("return n + n / 160;", "return n + n / 32;"),
      ["Out of bounds", "shared"]),
     ("aos_struct", "no __syncwarp", ("    __syncwarp();\n", ""), ["no races", "__syncwarp()"]),
     ("aos_struct", "each lane loads its own struct (no shared memory)",
      ("mine[slot(i + lane * I, lane)]", "in[(size_t)(first + lane) * I + i]"),
-     ["never touches shared memory", "24.0 sectors per request", "n = l + 32m"]),
+     ["never touches shared memory", "32.0 sectors per request", "n = l + 32m"]),
     # 09: 16-bit pairs
     ("packed_b16", "the stub: words passed through unchanged",
      ("lo = __byte_perm(a, b, 0x5410);", "lo = a;", "hi = __byte_perm(a, b, 0x7632);", "hi = b;"), ["elements are wrong", "hint:"]),
@@ -194,6 +200,21 @@ def test_wrong_kernel_fails_with_a_helpful_message(key, what, pairs, words):
     assert not report.ok and text.startswith("✗") and "hint:" in text and "Traceback" not in text
     for w in words:
         assert w in text, f"{what}: expected {w!r} in\n{text}"
+
+
+@pytest.mark.skipif(bool(nvrtc.machine_code_missing()), reason="the premise is about the machine code")
+def test_aos_struct_stub_fails_for_conflicts_ptxas_cannot_remove():
+    """Notebook 08's premise, on NVRTC 13.0's machine code for sm_90: ptxas turns the stub's 40 reads per
+    lane into ten LDS.128, still 2-way (8 wavefronts each); Giles's mapping into 40 conflict-free LDS.
+    (For I = 6, the exercise's old premise, three LDS.64 made the stub conflict-free.)"""
+    ex = E.get("aos_struct")
+
+    def per_warp(src):
+        res = cl.Simulator().run(_kernel(src, ex.kernel), block=ex.block, tile=ex.tile, shape=(1024, 40))
+        assert res.correct.ok, res.correct
+        return aos.shared_code(res.sim, "ld"), aos.shared_code(res.sim, "st")
+    assert per_warp(solutions.stub("aos_struct")) == (("10 × LDS.128", 80, 40), ("40 × STS", 40, 0))
+    assert per_warp(SOL["aos_struct"]) == (("40 × LDS", 40, 0), ("40 × STS", 40, 0))
 
 
 def test_at_least_three_wrong_kernels_per_exercise_and_the_barrier_in_if_where_a_block_barrier_is():

@@ -38,20 +38,6 @@ def _compile(cell_source):
 
 # ------------------------------------------------------------------------------------ exercises
 
-# The simulator counts the machine code: for notebook 08's stub (k = i + j*I, I = 6) ptxas makes
-# three LDS.64 per lane, which no two lanes of a half-warp share a bank in, so on an H100 the stub
-# has no bank conflicts and passes the checker. The exercise needs a new premise (notebook 08);
-# strict, so that this marker goes once it has one.
-STUB_PASSES_ON_THE_GPU = {"aos_struct": "ptxas fuses the stub's six loads into three conflict-free LDS.64"}
-
-
-def _exercise_cases():
-    from course_lib.nvrtc import machine_code_missing     # without machine code the PTX's conflicts count
-    reads_sass = not machine_code_missing()
-    return [pytest.param(sc, marks=pytest.mark.xfail(reads_sass, reason=STUB_PASSES_ON_THE_GPU[sc.key], strict=True))
-            if sc.key in STUB_PASSES_ON_THE_GPU else sc for sc in SOLUTION_CELLS if sc.key]
-
-
 @needs_notebooks
 @pytest.mark.parametrize("sc", SOLUTION_CELLS, ids=str)
 def test_solution_passes_its_checker_and_the_stub_fails_it_cleanly(sc):

@@ -9,7 +9,7 @@ import pytest
 
 import course_lib as cl
 from course_lib import exercises as E
-from course_lib import magic
+from course_lib import magic, nvrtc
 from course_lib.lessons import aos, capstone, measured, occupancy, shapes
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
@@ -138,6 +138,63 @@ def test_aos_overhead_and_pictures():
     assert [list(t.y) for t in fig.data][0] == [4.0, 2.0]
     with pytest.raises(KeyError):
         aos.slot(0, 0, 4, "nope")
+
+
+# ------------------------------------------------------------------ 08: what ptxas makes of the struct read
+
+MISSING = nvrtc.machine_code_missing()
+needs_machine_code = pytest.mark.skipif(bool(MISSING), reason=f"no machine code here: {MISSING}")
+
+
+@pytest.fixture(scope="module")
+def struct_read():
+    line, body = exercise_cell("08_aos_struct_loading.ipynb", "struct_read")
+    return magic.compile_cell(line, body)[1]["struct_read"]
+
+
+def _read_code(kernel, I, every=0):
+    res = SIM.run(kernel[I, every], block=(32, 4), tile=(I, 128), shape=(1024, I))
+    assert res.correct.ok, res.correct
+    return aos.shared_code(res.sim, "ld")
+
+
+@needs_machine_code
+@pytest.mark.parametrize("I", [4, 6, 8, 12, 16, 24, 32])
+def test_vectors_make_the_plain_read_p_over_v_way_and_giles_stays_four_bytes(struct_read, I):
+    """Notebook 08's rule, on the machine code of NVRTC 13.0 for sm_90: with k = i + jI and 16-byte
+    aligned rows ptxas loads V = min(P, 4) words at once, each costing P wavefronts (P/V-way), so a
+    warp's read costs I*P/V; Giles's padding keeps I conflict-free 4-byte loads."""
+    P = aos.split(I)[0]
+    V = min(P, 4)
+    code, wf, conflicts = _read_code(struct_read, I)
+    assert code == f"{I // V} × LDS{'' if V == 1 else f'.{32 * V}'}"
+    assert (wf, conflicts) == (I * P / V, I * P / V - I)
+    assert _read_code(struct_read, I, aos.every(I)) == (f"{I} × LDS", I, 0)
+
+
+@needs_machine_code
+def test_eight_byte_aligned_rows_leave_i4_two_lds64_with_a_2_way_conflict():
+    line, body = exercise_cell("08_aos_struct_loading.ipynb", "struct_read")
+    assert "32 * (I + 1)" in body
+    kernel = magic.compile_cell(line, body.replace("32 * (I + 1)", "32 * I + 2"))[1]["struct_read"]
+    assert _read_code(kernel, 4) == ("2 × LDS.64", 8, 4)
+
+
+@needs_machine_code
+def test_machine_table_and_per_warp_say_what_the_notebook_says(struct_read):
+    text = repr(aos.machine_table(SIM, struct_read, [6, 8]))
+    assert "3 × LDS.64: 6" in text and "2 × LDS.128: 16 (8 conflicts)" in text and "8 × 4 B: 64" in text
+    assert text.count("× LDS: ") == 2 and "6 × 4 B: 12" in text
+    run = SIM.run(struct_read[8, 0], block=(32, 4), tile=(8, 128), shape=(1024, 8))
+    table = repr(aos.per_warp({"plain": run}))
+    assert "2 × LDS.128" in table and "16" in table and "shared loads" in table
+    assert "8 × STS" in repr(aos.per_warp({"plain": run.sim}, "st"))
+
+
+def test_giles_padding_period():
+    assert [aos.every(I) for I in (4, 6, 24, 40, 32)] == [32, 96, 96, 160, 32]
+    with pytest.raises(ValueError, match="P = 64 > 32"):
+        aos.every(64)
 
 
 def test_shapes_idle_and_coverage():

@@ -1,4 +1,5 @@
-"""Notebook 08 (structs through shared memory): Mike Giles's index mappings, in numpy.
+"""Notebook 08 (structs through shared memory): Mike Giles's index mappings, in numpy, and what
+the machine code makes of them.
 
 A warp moves 32 structs of I 4-byte fields. Element n = i + j*I (field i of struct j) goes to
 word k of a per-warp shared array; the warp writes it row-wise (lane l writes n = l + 32m)
@@ -9,12 +10,19 @@ and reads it column-wise (lane j reads field i of its own struct). Three mapping
     plus_one   k = i + j*(I + 1) = n + j           (no division, one word per struct)
 
     from course_lib.lessons import aos
-    aos.cost(6, "plain", "read")        # wavefronts per request, by the simulator's rules
+    aos.cost(6, "plain", "read")        # wavefronts per request of the 4-byte accesses, by the simulator's rules
     aos.picture(6, "plain")             # the shared array: k in each cell, conflicts in red
     aos.overhead([1, 4, 6, 8, 24])      # words per warp and the padding's share
+    aos.machine_table(sim, struct_read, [4, 6, 8])   # what ptxas made of the read, plain and Giles
+    aos.per_warp({"plain": run}, "st")  # one warp's shared stores in a run's machine code
 
-Costs come from ``course_lib.draw.bank_cost`` (the simulator's own bank rules), so they agree
-with what the ``aos`` kernel (kernels/aos.cu) shows when simulated. Nothing here runs a kernel.
+Costs from ``cost`` come from ``course_lib.draw.bank_cost`` (the simulator's own bank rules) for
+one 4-byte access per field, so they agree with what the ``aos`` kernel (kernels/aos.cu, whose
+machine code keeps those 4-byte loads) shows when simulated. ptxas may instead load a lane's
+neighbouring fields with one 8- or 16-byte instruction (LDS.64, LDS.128) where it can prove the
+alignment; ``machine_table`` and ``per_warp`` read what it did from simulated runs (the simulator
+counts the machine code, see course_lib/sim/fusion.py). Only ``machine_table`` runs kernels, on
+the simulator it is given.
 """
 from __future__ import annotations
 
@@ -120,3 +128,61 @@ def sweep_figure(xs, ys, side: str = "read", **_) -> go.Figure:
     what = "column reads (lane j, field i)" if side == "read" else "row-wise writes (lane l, element l + 32m)"
     return sweep(xs, {MAPPINGS[m]: [y[m] for y in ys] for m in MAPPINGS}, xlabel="I (floats per struct)",
                  ylabel="shared wavefronts per request", title=f"Structs of I floats through shared memory: {what}")
+
+
+# ----------------------------------------------------------------------------- the machine code
+
+def every(I: int) -> int:
+    """Giles's padding period 32F for I = P*F (P <= 32): his k = n + n / every(I)."""
+    P, F = split(I)
+    if P > 32:
+        raise ValueError(f"I = {I} has P = {P} > 32: Giles's mapping is then k = n + j, not a padding period")
+    return 32 * F
+
+
+def _warps(run) -> int:
+    threads = int(np.prod(run.block))
+    return int(np.prod(run.grid)) * -(-threads // 32)
+
+
+def shared_code(run, op: str = "ld") -> tuple[str, float, float]:
+    """One warp's shared loads (op 'ld') or stores ('st') in ``run``'s machine code: ('10 × LDS.128',
+    wavefronts, bank conflicts). Per warp of the launch, so launch whole warps that all run them."""
+    rows = [r for r in run.instructions if r["space"] == "shared" and r["op"] == op]
+    warps, count = _warps(run), {}
+    for r in rows:
+        count[r["width"]] = count.get(r["width"], 0) + r["requests"]
+    name = "LDS" if op == "ld" else "STS"
+    code = " + ".join(f"{n / warps:g} × {name}{'' if w == 4 else f'.{8 * w}'}" for w, n in sorted(count.items()))
+    return code or "none", sum(r["wavefronts"] for r in rows) / warps, sum(r["conflicts"] for r in rows) / warps
+
+
+def per_warp(runs: dict, op: str = "ld") -> HTMLText:
+    """{label: SimRun or Result}: one warp's shared loads (or stores) as the machine code has them."""
+    what = "loads" if op == "ld" else "stores"
+    body = []
+    for label, r in runs.items():
+        code, wf, conflicts = shared_code(getattr(r, "sim", None) or r, op)
+        body.append([label, code, f"{wf:g}", f"{conflicts:g}"])
+    return _table(f"one warp's shared {what} in the machine code", ["kernel", f"shared {what}", "wavefronts",
+                                                                     "bank conflicts"], body)
+
+
+def machine_table(sim, kernel, Is, structs: int = 1024) -> HTMLText:
+    """For each I: one warp's column read (32 structs of I floats) as the PTX asks for it (I 4-byte
+    loads) and as ptxas compiled it, with k = i + jI and with Giles's padding. ``kernel`` is a
+    template ``kernel[I, EVERY]`` (EVERY = 0: no padding; else k = n + n / EVERY), launched with
+    32x4 blocks on ``structs`` structs (a multiple of 32) by the simulator ``sim``."""
+    body = []
+    for I in Is:
+        ptx = I * cost(I, "plain")
+        cells = [str(I), str(split(I)[0]), f"{I} × 4 B: {ptx:g}" + (f" ({ptx - I:g} conflicts)" if ptx > I else "")]
+        for pad in (0, every(I)):
+            res = sim.run(kernel[I, pad], block=(32, 4), tile=(I, 128), shape=(structs, I))
+            if not res.correct.ok:
+                raise ValueError(f"{kernel!r} with I = {I}, EVERY = {pad} moved the structs wrongly: {res.correct}")
+            code, wf, conflicts = shared_code(res.sim, "ld")
+            cells.append(f"{code}: {wf:g}" + (f" ({conflicts:g} conflicts)" if conflicts else ""))
+        body.append(cells)
+    return _table("one warp's column read: shared loads and their wavefronts",
+                  ["I", "P", "the PTX (4-byte loads)", "machine code, k = i + jI", "machine code, Giles"], body)
