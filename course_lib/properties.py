@@ -120,8 +120,9 @@ def no_races() -> Property:
 def no_uninitialized_reads() -> Property:
     """No thread reads shared memory that no thread of its block wrote (the simulator's warning)."""
     def test(run, on):
-        if run.warnings:
-            return str(run.warnings[0]).split("\n  hint:")[0]
+        unread = [w for w in run.warnings if w.kind == "uninitialized"]
+        if unread:
+            return str(unread[0]).split("\n  hint:")[0]
         return None if _rows(run, "shared", None) else False
     return Property("reads only shared memory that was written", test,
                     "every element of the tile a thread reads must have been stored by some thread of the "

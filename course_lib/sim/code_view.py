@@ -206,7 +206,7 @@ def _counts(rows):
             bad |= r["conflicts"] > 0
             bits.append(f"{req} requests, {r['wavefronts']} wavefronts ({per:.1f}/req)"
                         + (f", {r['conflicts']} conflicts" if r["conflicts"] else ""))
-    return "; ".join(bits), bad
+    return "; ".join(bits) or "not executed in this launch", bad
 
 
 def _global_excess(r):
