@@ -181,9 +181,13 @@ def readme_commands() -> list[str]:
 def test_the_readme_commands_install_and_open_the_course_in_a_fresh_clone(tmp_path):
     commands = readme_commands()
     assert len(commands) == 2 and commands[0].startswith("git clone ") and lab.COURSE_REPO in commands[0]
-    assert "python3 -m venv" in commands[1] and commands[1].index("venv") < commands[1].index("pip install"), \
+    assert "python3 -m venv" in commands[0] and commands[0].index("venv") < commands[0].index("pip install"), \
         "Debian 12's pip refuses to install outside a virtual environment"
-    assert commands[1].rstrip().endswith("course-lab")
+    assert commands[0].rstrip().endswith("course-lab")
+    # the second runs the tests: what .ci/run does from a clean clone, so only the first runs here
+    assert 'pip install -e ".[test]"' in commands[1] and "python -m pytest" in commands[1]
+    assert commands[1].startswith(". .venv/bin/activate")
+    commands = commands[:1]
     remote = tmp_path / "remote" / "transpose-course"        # a local stand-in for the GitHub repository
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
     subprocess.run(["git", "-C", str(REPO), "push", "-q", str(remote), "HEAD:refs/heads/main"], check=True,
