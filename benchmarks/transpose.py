@@ -6,8 +6,8 @@
     python benchmarks/transpose.py --dtype f32,u8 --size 8192,8191x8193 --kernel fast,vec64 --out DIR
     python benchmarks/transpose.py --kernel "fast,fast[GROUP=8],fast[TR=32;TC=128;CACHE=1]" --out DIR
                                    (a course kernel with parameters other than its defaults)
-    python benchmarks/transpose.py --variant old_fast=fast@benchmarks/fast_16byte_boundaries.cu \
-                                   --kernel fast,old_fast --out DIR
+    python benchmarks/transpose.py --variant sb=fast@/tmp/fast_sector.cu \
+                                   --kernel fast,sb --out DIR
                                    (an A/B: a kernel's template compiled from another file)
 
 For each dtype and size the reference is a device-to-device copy (cudaMemcpy) of the same bytes,

@@ -32,6 +32,7 @@ import plotly.io as pio
 from plotly.subplots import make_subplots
 
 from .fit import fit_title  # noqa: F401  (draw.fit_title: part of this module's API)
+from .sim.code_view import body_end
 from .sim.metrics import _pairs_share_address, shared_wavefronts
 
 OK, BAD, MAIN, PALE = "#2a9d8f", "#e63946", "#457b9d", "#a8dadc"
@@ -302,14 +303,7 @@ def listing(run, *, lines: tuple | None = None, view: str = "source", memory_onl
     src = run.source_lines
     if lines is None and mem:
         start = max((i for i in range(mem[0], 0, -1) if "__global__" in src[i - 1]), default=mem[0])
-        end, depth, opened = start, 0, False
-        while end <= len(src):
-            depth += src[end - 1].count("{") - src[end - 1].count("}")
-            opened |= "{" in src[end - 1]
-            if opened and depth <= 0:
-                break
-            end += 1
-        lines = (start, min(end, len(src)))
+        lines = (start, body_end(src, start))
     lo, hi = lines or (1, len(src))
     rows_html, rows_text = [], []
     for n in range(lo, hi + 1):

@@ -113,6 +113,11 @@ def _kernel_lines(run, code):
     src = run.source_lines
     first = next((ins.line for ins in run.kernel.instructions if ins.line), with_code[0])
     start = next((i for i in range(first, max(first - 4, 0), -1) if "__global__" in src[i - 1]), first)
+    return sorted(set(range(start, body_end(src, start) + 1)) | set(with_code))
+
+
+def body_end(src, start: int) -> int:
+    """The (1-based) line that closes the braces opened from line `start` on: a kernel's last line."""
     end, depth, opened = start, 0, False
     while end <= len(src):
         depth += src[end - 1].count("{") - src[end - 1].count("}")
@@ -120,7 +125,7 @@ def _kernel_lines(run, code):
         if opened and depth <= 0:
             break
         end += 1
-    return sorted(set(range(start, min(end, len(src)) + 1)) | set(with_code))
+    return min(end, len(src))
 
 
 def _sass_by_line(plan, kernel):
