@@ -12,7 +12,9 @@
 
 For each dtype and size the reference is a device-to-device copy (cudaMemcpy) of the same bytes,
 measured in the same run; every result is reported as effective bandwidth (2 * bytes / median
-time, L2 flushed before each launch) and as a fraction of that copy. Peers, when importable:
+time) and as a fraction of that copy. Every timed call reads its input from DRAM: calls rotate
+through copies of the input, 3 x L2 in all (course_lib.gpu.cold_copies; a cache flush was not
+enough, see course_lib/gpu.py). Peers, when importable:
 CuPy ``ascontiguousarray(a.T)``, cuBLAS geam through ``cupy.asfortranarray(a)`` (a C-contiguous
 2-D array made Fortran-ordered is a real transposed copy; CuPy uses geam for f32/f64 only),
 PyTorch eager ``x.t().contiguous()`` and ``torch.compile`` of the same function.
@@ -154,7 +156,8 @@ def bench_size(rows, cols, dtype, keys, args):
             first = time.perf_counter() - start
             ok = same_bits(got, a)
             del got
-            seconds = gpu.time_callable(fn, repeat=args.repeat)
+            del fn
+            seconds = gpu.time_cold(make, a, repeat=args.repeat)
             record(name, "peer", seconds, ok, f"first call {first:.1f} s" if first > 1 else "")
         except Exception as exc:                         # a peer that cannot run this case
             results.append(dict(name=name, kind="peer", skipped=f"{type(exc).__name__}: {exc}"[:200]))

@@ -4,7 +4,7 @@
 
 Stage 1 sweeps GROUP x CACHE at the registry's tile and block size; stage 2 sweeps the tile,
 THREADS and MINB around the best of stage 1. Every variant's output is checked bit for bit
-once; times are medians of CUDA-event-timed launches with the L2 flushed, reported as the
+once; times are medians of CUDA-event-timed launches with inputs read from DRAM, reported as the
 fraction of a device-to-device memcpy of the same bytes measured in the same run. Reference
 rows (copy kernels, the scalar padded 32x8 tile) are timed alongside.
 """

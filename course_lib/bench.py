@@ -85,7 +85,7 @@ def bench_gpu(keys, dtypes, size, repeat):
         table.append((key, np.dtype(dt).name, seconds * 1e3, bw / 1e9, bw / copy_bw, bw / info.peak_bandwidth,
                       "correct" if ok else "WRONG: " + note))
     progress(len(jobs), len(jobs), "done")
-    print(f"\n{rows}x{cols}, median of {repeat} launches, L2 flushed before each; GB/s = 2 * bytes / time\n")
+    print(f"\n{rows}x{cols}, median of {repeat} launches, inputs read from DRAM; GB/s = 2 * bytes / time\n")
     print(f"{'kernel':<14}{'dtype':<9}{'ms':>9}{'GB/s':>9}{'vs copy':>9}{'vs peak':>9}  result")
     for key, dt, ms, gbs, fc, fp, res in table:
         if ms is None:

@@ -40,3 +40,12 @@ def test_compile_error_points_at_line_and_column():
     msg = str(e.value)
     assert "line 3" in msg and "column 12" in msg and '"b" is undefined' in msg
     assert "^" in msg
+
+
+def test_cold_copies_cover_three_l2s():
+    from course_lib.gpu import cold_copies
+    l2 = 50 << 20
+    assert cold_copies(4 << 20, l2) == 38                  # 1000x1030 floats: 38 x 4 MB >= 150 MB
+    assert cold_copies(256 << 20, l2) == 2                 # bigger than L2: still two, never one
+    assert all(cold_copies(n, l2) * n >= 3 * l2 for n in (1, 4096, 3 << 20, 77 << 20))
+

@@ -119,7 +119,7 @@ def _measure(dtype, keys, shape, repeat) -> Board:
         try:
             fn = make(a)
             b.correct[name] = same(fn())
-            b.gbps[name], b.kind[name] = 2 * a.nbytes / gpu.time_callable(fn, repeat=repeat) / 1e9, "library"
+            b.gbps[name], b.kind[name] = 2 * a.nbytes / gpu.time_cold(make, a, repeat=repeat) / 1e9, "library"
         except Exception as exc:                         # a library that cannot do this dtype
             b.notes.append(f"{name}: skipped ({type(exc).__name__})")
     return b

@@ -1,0 +1,100 @@
+#!/usr/bin/env python
+"""Small shapes under Nsight Compute, with the L2 left as transpose.py's timing leaves it (issue 13).
+
+Each kernel runs three times after a cudaMemset flush (L2 full of dirty lines, as in transpose.py)
+and three times after a read flush (L2 full of clean lines), and ncu is told not to flush caches
+itself (--cache-control none), so its device time and DRAM bytes are those of the timed launches.
+
+    python benchmarks/ncu_small_probe.py --out DIR          # runs ncu on --worker, writes DIR/ncu_small.csv
+
+Prints per kernel and flush kind: device time (us), DRAM bytes read/written (MB), L2 sectors.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+METRICS = ["gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
+           "lts__t_sectors_op_read.sum", "lts__t_sectors_op_write.sum", "launch__grid_size", "launch__block_size"]
+CASES = [("float32", ("padded_32x8", "warp", "sector")), ("uint8", ("padded_32x8", "packed", "warp"))]
+SHAPE = (1000, 1030)
+FLUSHES = ("memset", "rflush")
+
+
+def worker():
+    import cupy as cp
+    import torch
+    from benchmarks.transpose import random_device
+    from course_lib import nvrtc, transposes
+    buf = cp.empty(2 * nvrtc.device_info().l2_bytes, np.uint8)
+    flush = {"memset": lambda: buf.fill(1), "rflush": lambda: buf.view(np.float32).sum()}
+    compiled = torch.compile(lambda x: x.t().contiguous(), dynamic=False)
+    for dname, keys in CASES:
+        a = random_device(*SHAPE, np.dtype(dname), seed=1)
+        runs = []
+        for k in keys:
+            t = transposes.kernel(k, dname)
+            out = cp.empty(t.out_shape(*SHAPE), dname)
+            runs.append(lambda t=t, out=out: t.run(a, out))
+        x = torch.as_tensor(a, device="cuda")
+        compiled(x)
+        runs.append(lambda: compiled(x))
+        for run in runs:
+            for f in FLUSHES:
+                for _ in range(3):
+                    flush[f]()
+                    run()
+        cp.cuda.runtime.deviceSynchronize()
+
+
+def main(argv):
+    if "--worker" in argv:
+        worker()
+        return 0
+    out = Path(argv[argv.index("--out") + 1]) if "--out" in argv else Path("/tmp")
+    ncu = shutil.which("ncu")
+    if not ncu:
+        print("ncu is not on PATH: nothing to measure")
+        return 0
+    cmd = [ncu, "--cache-control", "none", "--clock-control", "none", "--csv", "--print-units", "base", "--metrics", ",".join(METRICS),
+           "-k", "regex:tile|packed|sector|triton", sys.executable, __file__, "--worker"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    text = proc.stdout[proc.stdout.find('"ID"'):]
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "ncu_small.csv").write_text(text)
+    rows = list(csv.DictReader(io.StringIO(text)))
+    launches = {}
+    for r in rows:
+        launches.setdefault(int(r["ID"]), {"name": r["Kernel Name"].split("(")[0]})[r["Metric Name"]] = \
+            float(r["Metric Value"].replace(",", ""))
+    order = [launches[i] for i in sorted(launches)]
+    # the worker's order: per dtype, per kernel, per flush kind, three launches
+    i = 0
+    for dname, keys in CASES:
+        print(f"\n{dname} {SHAPE[0]}x{SHAPE[1]}: device us, DRAM MB read/write, L2 sectors read/write (median of 3)")
+        for k in (*keys, "torch.compile"):
+            for f in FLUSHES:
+                group = order[i:i + 3]
+                i += 3
+                if not group:
+                    continue
+                med = {m: float(np.median([g.get(m, np.nan) for g in group])) for m in METRICS}
+                print(f"  {k:<14}{f:<8}{med['gpu__time_duration.sum'] / 1e3:8.2f}"
+                      f"{med['dram__bytes_read.sum'] / 1e6:9.2f}{med['dram__bytes_write.sum'] / 1e6:9.2f}"
+                      f"{med['lts__t_sectors_op_read.sum']:10.0f}{med['lts__t_sectors_op_write.sum']:10.0f}"
+                      f"   {group[0]['name'][:40]}")
+    if proc.returncode:
+        print(proc.stderr[-2000:])
+    return proc.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
