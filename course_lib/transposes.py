@@ -103,6 +103,9 @@ register(Spec("swizzle", "XOR-swizzled tile, no padding", "swizzle.cu", "swizzle
 register(Spec("padded_32x8", "Padded tile, 32x8 threads (4 elements each)", "tile.cu",
               "tile<{T}, {TILE}, {BLOCK_ROWS}, {PAD}>",
               tile=_square, block=_tile_block, defaults=dict(TILE=32, BLOCK_ROWS=8, PAD=1), lesson="06"))
+register(Spec("padded_32x16", "Padded tile, 32x16 threads (2 elements each)", "tile.cu",
+              "tile<{T}, {TILE}, {BLOCK_ROWS}, {PAD}>",
+              tile=_square, block=_tile_block, defaults=dict(TILE=32, BLOCK_ROWS=16, PAD=1), lesson="06"))
 register(Spec("unrolled", "Two tiles per 32x16 block (CUDA_Freshman's unrolling)", "unrolled.cu",
               "unrolled<{T}, {BX}, {BY}, {UNROLL}, {PAD}>",
               tile=lambda p: (p["BX"] * p["UNROLL"], p["BY"]), block=lambda p: (p["BX"], p["BY"]),
@@ -133,6 +136,12 @@ def _fast_check(p, dtype):
     need = (tr + 16 // s) * tc * s            # the tile and the halo rows for misaligned shapes
     if need > 48 * 1024:
         return f"a {tr}x{tc} tile of {s}-byte elements needs {need} bytes of shared memory; 48 KiB is the limit"
+    unit = max(s, 4)
+    rg, pu, nb = 16 // s, tc // (unit // s), 128 // unit        # fast.cu's RG, PU, NB
+    g = min(8, tr // rg)
+    if tr % rg or g < 1 or g & (g - 1) or (tr // rg) % g or pu % (32 // g) or rg * pu % nb:
+        return (f"a {tr}x{tc} tile of {s}-byte elements does not split into fast.cu's row groups of {rg} rows "
+                f"(TR a multiple of {rg}; TR and TC powers of two; a wider tile for this TR)")
     if p["THREADS"] % 32 or not 32 <= p["THREADS"] <= 1024:
         return "THREADS must be a multiple of 32, at most 1024"
     if p["MINB"] < 1 or p["MINB"] * p["THREADS"] > 2048:
@@ -199,6 +208,13 @@ register(Spec("sector", "Stores moved to 32-byte sector boundaries (misaligned r
               "sector_tile<{T}, {TR}, {TC}, {BY}>", tile=lambda p: (p["TC"], p["TR"]), block=lambda p: (32, p["BY"]),
               defaults=dict(TR=64, TC=64, BY=8), lesson="10", check=_sector_check,
               dtype_defaults=lambda d: {1: dict(TR=320, TC=128, BY=16), 2: dict(TR=224, TC=64)}.get(d.itemsize, {})))
+
+register(Spec("vec_out", "Padded 32x32 tile, 32x4 threads, one vector store each where out's rows allow",
+              "vec_out.cu", "vec_out<{T}, {TILE}, {BLOCK_ROWS}, {PAD}>", tile=_square, block=_tile_block,
+              defaults=dict(TILE=32, BLOCK_ROWS=4, PAD=1), lesson="10",
+              dtype_defaults=lambda d: {1: dict(PAD=4), 2: dict(PAD=2)}.get(d.itemsize, {}),
+              check=lambda p, d: None if p["TILE"] % 8 == 0 and (p["TILE"] // min(8, 16 // d.itemsize)) % p["BLOCK_ROWS"] == 0
+              else "TILE must be a multiple of 8 and BLOCK_ROWS divide its stores per row"))
 
 _modules: dict = {}
 

@@ -67,6 +67,20 @@ def test_unknown_parameter_and_bad_tile_are_explained():
         transposes.kernel("swizzle", TILE=24)
 
 
+@pytest.mark.parametrize("dtype, tr, tc, ok", [(np.uint8, 32, 32, False), (np.uint8, 16, 64, False),
+                                                (np.uint8, 32, 128, True), (np.float16, 16, 64, True),
+                                                (np.float16, 16, 16, False), (np.float64, 8, 32, True)])
+def test_fast_refuses_exactly_the_tiles_its_static_assert_refuses(dtype, tr, tc, ok):
+    """A tile fast.cu cannot split is a ValueError before compiling (transpose.py skips it), and a
+    tile the check accepts compiles: the two rules must agree (all 96 small tiles did, 2026-11-24)."""
+    if not ok:
+        with pytest.raises(ValueError, match="row groups"):
+            transposes.kernel("fast", dtype, TR=tr, TC=tc, THREADS=128)
+        return
+    t = transposes.kernel("fast", dtype, TR=tr, TC=tc, THREADS=128)
+    assert t.function is not None                 # compiles: no static_assert fired
+
+
 # ----------------------------------------------------------------------------- 03, 01, 06
 def test_per_row_reads_coalesced_writes_strided():
     run = simulate("per_row", shape=(64, 256))
