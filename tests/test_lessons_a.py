@@ -64,11 +64,11 @@ def test_ncu_comparison_is_read_and_reproduced():
 
 
 def test_notebook_00_quotes_the_agreement_the_readme_quotes():
-    """Notebook 00 and the README name the same ncu run: the README's 'N of N launches in the latest
-    run' is what start.ncu_summary() counts in the file it reads."""
+    """Notebook 00 and the README name the same ncu run: the README's 'latest run (...): N of M
+    launches' is what start.ncu_summary() counts in the file it reads."""
     import re
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    agree, total = re.search(r"(\d+) of (\d+) launches in the latest run", readme).groups()
+    agree, total = re.search(r"latest run[^:]*: (\d+) of (\d+) launches", readme).groups()
     assert f"{agree} of {total} launches agree" in start.ncu_summary()
 
 

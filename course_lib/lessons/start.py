@@ -5,7 +5,7 @@
     start.against_ncu(sim, ["naive_row", "tile", "padded"])   # the same launches re-simulated now
 
 The comparison file is the latest full run of benchmarks/ncu_compare.py on an H100 that the README
-quotes (benchmarks/results/h100_2026-11-24/c_ncu.md: eight memory metrics per launch, Nsight Compute
+quotes (benchmarks/results/h100_2026-11-24b/c_ncu.md: eight memory metrics per launch, Nsight Compute
 vs the simulator; the README's results section tells the history of the runs). This module reads it
 and re-runs a few of its launches in the simulator; it runs nothing on a GPU.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 from ..draw import HTMLText
 from ..sim.metrics import METRIC_NAMES
 
-RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "h100_2026-11-24" / "c_ncu.md"
+RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "h100_2026-11-24b" / "c_ncu.md"
 COLUMNS = ["gld.req", "gst.req", "gld.sect", "gst.sect", "sld.wf", "sst.wf", "sld.conf", "sst.conf"]
 KEYS = [("global", "ld", "requests"), ("global", "st", "requests"), ("global", "ld", "sectors"),
         ("global", "st", "sectors"), ("shared", "ld", "wavefronts"), ("shared", "st", "wavefronts"),
@@ -25,14 +25,15 @@ KEYS = [("global", "ld", "requests"), ("global", "st", "requests"), ("global", "
 
 
 def ncu_rows(path: Path = RESULTS) -> dict:
-    """{launch name: (8 ints as Nsight Compute measured them, 'yes'/'no')} from the results file."""
+    """{launch name: (8 ints as Nsight Compute measured them, 'yes'/'no')} from the results file
+    (a cell where the two disagree reads '**sim vs ncu**': the ncu side is kept)."""
     rows = {}
     if not path.exists():
         return rows
     for line in path.read_text().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) == 10 and cells[1].isdigit():
-            rows[cells[0]] = (tuple(int(c) for c in cells[1:9]), cells[9])
+            rows[cells[0]] = (tuple(int(c.strip("*").split(" vs ")[-1]) for c in cells[1:9]), cells[9].lower())
     return rows
 
 
@@ -46,9 +47,11 @@ def ncu_summary(path: Path = RESULTS) -> str:
     fused = sum(name.startswith("fused ") for name in rows)
     kernels = len(rows) - probes - fused
     extra = f", {fused} launches whose accesses ptxas fuses" if fused else ""
+    others = [name for name, (_, ok) in rows.items() if ok != "yes"]
+    differ = f" Differ: {', '.join(others)}." if others else ""
     return (f"Nsight Compute on an NVIDIA H100 vs the simulator: {agree} of {len(rows)} launches agree on all "
             f"{len(COLUMNS)} memory metrics ({kernels} course-kernel launches, {probes} access-pattern probes"
-            f"{extra}; benchmarks/results/{path.parent.name}/{path.name}).")
+            f"{extra}; benchmarks/results/{path.parent.name}/{path.name}).{differ}")
 
 
 def against_ncu(sim, keys=("copy", "naive_row", "tile", "padded"), shape=(256, 256), path: Path = RESULTS) -> HTMLText:
