@@ -6,6 +6,8 @@ and three times after a read flush (L2 full of clean lines), and ncu is told not
 itself (--cache-control none), so its device time and DRAM bytes are those of the timed launches.
 
     python benchmarks/ncu_small_probe.py --out DIR          # runs ncu on --worker, writes DIR/ncu_small.csv
+    python benchmarks/ncu_small_probe.py --out DIR --detail uint8:padded_32x8,vec_out
+        (ncu flushes caches itself; instructions, registers, occupancy and requests as well)
 
 Prints per kernel and flush kind: device time (us), DRAM bytes read/written (MB), L2 sectors.
 """
@@ -22,11 +24,58 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+DETAIL = ["smsp__inst_executed.sum", "launch__registers_per_thread", "sm__warps_active.avg.pct_of_peak_sustained_active",
+          "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+          "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+          "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "launch__shared_mem_per_block_static",
+          "launch__shared_mem_per_block_dynamic", "smsp__cycles_active.avg"]
 METRICS = ["gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
            "lts__t_sectors_op_read.sum", "lts__t_sectors_op_write.sum", "launch__grid_size", "launch__block_size"]
 CASES = [("float32", ("padded_32x8", "warp", "sector")), ("uint8", ("padded_32x8", "packed", "warp"))]
 SHAPE = (1000, 1030)
 FLUSHES = ("memset", "rflush")
+
+
+def detail_worker(spec):
+    """Three launches of each kernel and of torch.compile's, no flushes of our own (ncu flushes)."""
+    import cupy as cp
+    import torch
+    from benchmarks.transpose import random_device
+    from course_lib import transposes
+    dname, keys = spec.split(":")
+    a = random_device(*SHAPE, np.dtype(dname), seed=1)
+    for k in keys.split(","):
+        t = transposes.kernel(k, dname)
+        out = cp.empty(t.out_shape(*SHAPE), dname)
+        for _ in range(3):
+            t.run(a, out)
+    compiled = torch.compile(lambda x: x.t().contiguous(), dynamic=False)
+    x = torch.as_tensor(a, device="cuda")
+    for _ in range(3):
+        compiled(x)
+    cp.cuda.runtime.deviceSynchronize()
+
+
+def detail(spec, out):
+    cmd = ["ncu", "--clock-control", "none", "--csv", "--print-units", "base", "--metrics",
+           ",".join(METRICS + DETAIL), "-k", "regex:tile|vec_out|packed|sector|triton|fast",
+           sys.executable, __file__, "--detail-worker", spec]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    text = proc.stdout[proc.stdout.find('"ID"'):]
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "ncu_detail.csv").write_text(text)
+    launches = {}
+    for r in csv.DictReader(io.StringIO(text)):
+        launches.setdefault(int(r["ID"]), {"name": r["Kernel Name"].split("(")[0][:40]})[r["Metric Name"]] = \
+            r["Metric Value"]
+    names = METRICS + DETAIL
+    for i in sorted(launches):
+        print(f"launch {i}: {launches[i]['name']}")
+        for m in names:
+            print(f"    {m:58s} {launches[i].get(m, '-')}")
+    if proc.returncode:
+        print(proc.stderr[-2000:])
+    return proc.returncode
 
 
 def worker():
@@ -59,7 +108,12 @@ def main(argv):
     if "--worker" in argv:
         worker()
         return 0
+    if "--detail-worker" in argv:
+        detail_worker(argv[argv.index("--detail-worker") + 1])
+        return 0
     out = Path(argv[argv.index("--out") + 1]) if "--out" in argv else Path("/tmp")
+    if "--detail" in argv:
+        return detail(argv[argv.index("--detail") + 1], out)
     ncu = shutil.which("ncu")
     if not ncu:
         print("ncu is not on PATH: nothing to measure")

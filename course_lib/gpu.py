@@ -3,7 +3,8 @@
 - ``launch`` validates the configuration against the device's own limits, compiles the
   module to a CUBIN for this exact GPU (``sm_XY``), copies numpy arguments to the device and
   written ones back, and launches — like calling a CuPy RawKernel.
-- ``time_launch`` times with CUDA events: warm-up launches, then the median of repeats. Each
+- ``time_launch`` times with CUDA events: warm-up launches, then the median of repeats (small
+  kernels in batches of back-to-back launches, see :func:`time_callable`). Each
   timed launch reads its inputs from DRAM, not from L2: the launches rotate through copies of
   the kernel's const (input) arrays, 3 x L2 in all (:func:`cold_copies`).
 - ``time_cold`` does the same for any function of an input (a library call), ``copy_bandwidth``
@@ -138,26 +139,37 @@ def _host_seconds(run) -> float:
     return worst
 
 
+BATCH_GPU_SECONDS = 50e-6     # a timed sample is at least this much GPU work (events tick in ~0.5 us)
+MAX_BATCH = 32
+
+
 def time_callable(runs, *, repeat=20, warmup=3) -> float:
     """Median seconds (CUDA events) of one call on the GPU; `runs` is a callable or a list of
     callables doing the same work on different input copies, called in turn (see cold_copies).
-    Before each timed call the GPU is held busy for three times the call's host-side cost."""
+
+    A sample is a batch of back-to-back calls, enough for 50 us of GPU work (at most 32), divided
+    by its size: CUDA events resolve about half a microsecond, a tenth of a small transpose.
+    Before each batch the GPU is held busy for three times the batch's host-side cost, so the
+    whole batch is queued before it starts."""
     cp = _cupy()
     runs = list(runs) if isinstance(runs, (list, tuple)) else [runs]
     for i in range(max(warmup, len(runs))):
         runs[i % len(runs)]()
-    hold = max(100e-6, 3 * _host_seconds(runs[0]))
+    host = _host_seconds(runs[0])
     start, end = cp.cuda.Event(), cp.cuda.Event()
-    times = []
-    for i in range(repeat):
-        run = runs[i % len(runs)]
-        _hold(hold)
+
+    def sample(first, batch):
+        _hold(max(100e-6, 3 * batch * host))
         start.record()
-        run()
+        for k in range(batch):
+            runs[(first + k) % len(runs)]()
         end.record()
         end.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, end) / 1e3)
-    return statistics.median(times)
+        return cp.cuda.get_elapsed_time(start, end) / 1e3 / batch
+
+    one = min(sample(i, 1) for i in range(3))
+    batch = max(1, min(MAX_BATCH, len(runs), int(BATCH_GPU_SECONDS / max(one, 1e-7))))
+    return statistics.median(sample(i * batch, batch) for i in range(repeat))
 
 
 def input_copies(a, n=None) -> list:

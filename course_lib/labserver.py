@@ -12,8 +12,7 @@ still win where they set something):
   Python, without course_lib) would otherwise win; its display name is the one JupyterLab and
   ipykernel write, "Python 3 (ipykernel)", so opening a stored notebook changes nothing in it;
 - JupyterLab's news question and update check turned off (they cover the first lines of every
-  notebook in a classroom), and a 5 s margin before a slow save is taken for a change on disk (the
-  "File Changed" question), as default settings.
+  notebook in a classroom), as default settings.
 
 :meth:`Lab.command` also has the server save notebooks through course_lib.stored.save_hook: plotly's
 renderer adds a base64 PNG to every chart it draws, and the browser rewrites 1.0 as 1, so without it
@@ -43,12 +42,7 @@ import urllib.request
 from pathlib import Path
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
-QUIET_SETTINGS = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
-                  # JupyterLab asks "File Changed: overwrite or revert?" when the file on disk is newer than
-                  # its last save by more than this margin (500 ms by default). A save of a notebook full of
-                  # outputs on a loaded machine takes longer than that, and the spurious question (seen in CI)
-                  # offers a student to throw away their work. A real change from outside is minutes newer.
-                  "@jupyterlab/docmanager-extension:plugin": {"lastModifiedCheckMargin": 5000}}
+QUIET_SETTINGS = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
 SAVE_HOOK = "course_lib.stored.save_hook"
 
 

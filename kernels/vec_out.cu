@@ -1,33 +1,63 @@
-// vec_out.cu — a padded tile whose stores are one 16-byte (bytes: 8-byte) vector per thread
-// wherever the rows of `out` allow it: the small-shape transpose.
+// vec_out.cu — a padded tile moved with as few instructions as the shape allows: the small-shape
+// transpose.
 //
 // On a small matrix (1000 x 1030: 4 MB of floats, 1 MB of bytes) a transpose takes a few
 // microseconds and every block runs in the first wave, so what counts is how many instructions
-// and requests each warp issues, not bandwidth. padded_32x8 stores one element per instruction:
-// a warp of bytes writes 32 bytes, one sector, per store. Here a block of 32 x 4 threads loads
-// its 32 x 32 tile as usual (coalesced element loads, 8 per thread), then each thread builds VE
-// consecutive elements of one output row from a column of the tile and stores them at once:
+// and requests each warp issues, not bandwidth. padded_32x8 moves one element per instruction: a
+// warp of bytes reads and writes 32 bytes, one sector, at a time. A block of 32 x 4 threads here
+// moves a 32 x 32 tile with wider accesses on both sides, each chosen by the shape:
+//
+//   loads   1- and 2-byte elements in pairs (a 2- or 4-byte load and one shared store per pair)
+//           when every row of `in` starts on a pair boundary: cols even. Otherwise one at a time.
+//   stores  each thread builds VE consecutive elements of one output row from a column of the
+//           tile and stores them at once, when the rows of `out` allow it: rows % VE == 0.
 //
 //   element size   1     2     4     8          VE = min(8, 16 / size) elements per store
 //   store bytes    8    16    16    16          (bytes: 8, so that all 128 threads store)
 //
-// Whether a store can be a vector is a property of the shape, not of the kernel: the piece of
-// row c of `out` that starts at column r0 + i sits at byte (c * rows + r0 + i) * size, aligned to
-// VE elements for every c exactly when rows % VE == 0 (r0 and i are multiples of VE). 1000 x 1030
-// qualifies (1000 % 8 == 0); 8191 x 8193 does not, and there the same kernel stores element by
-// element (the sector kernel is the one for that case). The test runs once per launch, on values
-// every thread shares, so no warp diverges on it; pieces that run past the matrix's last row are
-// stored element by element too.
+// Why rows % VE: the piece of row c of `out` that starts at column r0 + i sits at byte
+// (c * rows + r0 + i) * size, aligned to VE elements for every c exactly when rows % VE == 0 (r0
+// and i are multiples of VE). 1000 x 1030 qualifies for both (1000 % 8 == 0, 1030 even); 8191 x 8193
+// for neither, and there vec_out is padded_32x8 with 32 x 4 threads (the sector kernel is the one
+// for that case). Both tests run once per launch on values every thread shares, so no warp
+// diverges on them; the pieces past the matrix's last row are stored element by element.
 //
-// Bank conflicts on the column read: lane (oc, m) of a warp reads t[VE m + k][oc] — PIECES lanes
-// per output row, 32 / PIECES rows. PAD is chosen per element size so those land in different
-// banks (floats: 1; halves: 2, a 68-byte pitch; bytes: 4, a 36-byte pitch). Doubles stay 2-way:
-// a half-warp reads 16 rows two apart, and 2m * pitch takes only 8 values mod 16 8-byte banks.
-// The loads into the tile are padded_32x8's.
+// Bank conflicts. Pair stores: a warp covers two half-rows 16 rows apart, which start 16 banks
+// apart with the pitches below. Column reads: lane (oc, m) reads t[VE m + k][oc] — PIECES lanes per
+// output row, 32 / PIECES rows. PAD per element size keeps both conflict-free (floats: 1; halves:
+// 2, a 68-byte pitch; bytes: 4, a 36-byte pitch). Doubles read 2-way: a half-warp reads 16 rows two
+// apart, and 2m * pitch takes only 8 values mod 16 8-byte banks.
 
 template <int N> struct Vec;
+template <> struct Vec<1> { using type = unsigned char; };
+template <> struct Vec<2> { using type = unsigned short; };
+template <> struct Vec<4> { using type = unsigned int; };
 template <> struct Vec<8> { using type = uint2; };
 template <> struct Vec<16> { using type = uint4; };
+
+// Phase 1: the tile's rows into shared memory, LV elements per load and per shared store (LV = 2:
+// one 2-byte load for two bytes, one 4-byte load for two halves; every load issued before any store).
+// A warp covers LV rows per instruction, TILE / LV rows apart: with the pitch of halves (34 elements,
+// 17 words) rows 16 apart start 16 banks apart, so the two halves of a warp never share a bank.
+template <typename T, int LV, int TILE, int PAD, int THREADS>
+__device__ __forceinline__ void load_rows(T (*t)[TILE + PAD], const T* __restrict__ in, int rows, int cols,
+                                          int r0, int c0, int tid)
+{
+    using L = typename Vec<LV * sizeof(T)>::type;
+    constexpr int PER_ROW = TILE / LV, WARPS = THREADS / 32, N = TILE / (LV * WARPS);
+    const int lane = tid & 31, cc = lane % PER_ROW * LV;
+    const int rr = lane / PER_ROW * (TILE / LV) + tid / 32;
+    const bool in_cols = c0 + cc < cols;            // with LV = 2 and cols even: the whole pair
+    L v[N];
+#pragma unroll
+    for (int j = 0; j < N; ++j)
+        if (in_cols && r0 + rr + j * WARPS < rows)
+            v[j] = *reinterpret_cast<const L*>(in + (size_t)(r0 + rr + j * WARPS) * cols + c0 + cc);
+#pragma unroll
+    for (int j = 0; j < N; ++j)
+        if (in_cols && r0 + rr + j * WARPS < rows)
+            *reinterpret_cast<L*>(&t[rr + j * WARPS][cc]) = v[j];
+}
 
 template <typename T, int TILE, int BLOCK_ROWS, int PAD>
 __global__ void vec_out(T* __restrict__ out, const T* __restrict__ in, int rows, int cols)
@@ -40,19 +70,27 @@ __global__ void vec_out(T* __restrict__ out, const T* __restrict__ in, int rows,
     using V = typename Vec<VE * S>::type;
     union Piece { V v; T e[VE]; };
 
-    __shared__ T t[TILE][TILE + PAD];
+    __shared__ __align__(16) T t[TILE][TILE + PAD];
 
     const int r0 = blockIdx.y * TILE, c0 = blockIdx.x * TILE;
-    const int x = c0 + threadIdx.x, y = r0 + threadIdx.y;
-#pragma unroll
-    for (int j = 0; j < TILE; j += BLOCK_ROWS)
-        if (x < cols && y + j < rows)
-            t[threadIdx.y + j][threadIdx.x] = in[(size_t)(y + j) * cols + x];
+    const int tid = threadIdx.y * TILE + threadIdx.x;
+    // Pairs of 1- or 2-byte elements when every row of `in` starts on a pair boundary (cols even);
+    // the shared pitch keeps pairs aligned there too ((TILE + PAD) * S is a multiple of 2 * S).
+    constexpr bool PAIRS_FIT = S <= 2 && (TILE + PAD) % 2 == 0;
+    if (PAIRS_FIT && cols % 2 == 0 && (size_t)in % (2 * S) == 0)
+        load_rows<T, PAIRS_FIT ? 2 : 1, TILE, PAD, THREADS>(t, in, rows, cols, r0, c0, tid);
+    else
+        load_rows<T, 1, TILE, PAD, THREADS>(t, in, rows, cols, r0, c0, tid);
 
     __syncthreads();
 
-    const bool vectors = rows % VE == 0 && (size_t)out % (VE * S) == 0;
-    const int tid = threadIdx.y * TILE + threadIdx.x;
+    if (!(rows % VE == 0 && (size_t)out % (VE * S) == 0)) {
+        // No vector fits this shape: padded_32x8's stores, a warp along one output row.
+        for (int j = threadIdx.y; j < TILE; j += BLOCK_ROWS)
+            if (c0 + j < cols && r0 + threadIdx.x < rows)
+                out[(size_t)(c0 + j) * rows + r0 + threadIdx.x] = t[threadIdx.x][j];
+        return;
+    }
 #pragma unroll
     for (int p = tid; p < TILE * PIECES; p += THREADS) {
         const int oc = p / PIECES, oi = p % PIECES * VE;    // row of the tile's output, first element
@@ -60,13 +98,13 @@ __global__ void vec_out(T* __restrict__ out, const T* __restrict__ in, int rows,
         if (orow >= cols)
             continue;
         T* dst = out + (size_t)orow * rows + ocol;
-        if (vectors && ocol + VE <= rows) {
+        if (ocol + VE <= rows) {
             Piece piece;
 #pragma unroll
             for (int k = 0; k < VE; ++k)
                 piece.e[k] = t[oi + k][oc];
             *reinterpret_cast<V*>(dst) = piece.v;
-        } else {
+        } else {                                             // the matrix's last rows: element by element
 #pragma unroll
             for (int k = 0; k < VE; ++k)
                 if (ocol + k < rows)

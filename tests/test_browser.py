@@ -168,12 +168,14 @@ def jupyterlab(course, artifacts, tmp_path_factory, deadline):
     for (ext, plugin), value in settings.items():
         (home / "settings" / ext).mkdir(parents=True, exist_ok=True)
         (home / "settings" / ext / f"{plugin}.jupyterlab-settings").write_text(json.dumps(value))
+    autosave_file = home / "settings" / "@jupyterlab/docmanager-extension" / "plugin.jupyterlab-settings"
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_DATA_DIR=str(home / "data"),
                JUPYTER_RUNTIME_DIR=str(home / "runtime"), JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
                JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"), IPYTHONDIR=str(home / "ipython"))
     env.setdefault("COURSE_LIB_BACKEND", "sim")
     log = open(artifacts / "jupyterlab.log", "w")
     server = L.Lab(course, port=L.free_port(0), env=env, log=log, first=None)
+    server.autosave_file = autosave_file
     try:
         server.start(timeout=deadline.ms(90) / 1000)
         yield server
@@ -389,7 +391,16 @@ def _wait(predicate, deadline, message, step_s=30):
     pytest.fail(message)
 
 
+def autosave_off(lab):
+    """For pages opened from now on. The tests that Run All are not about autosave, and with a 2 s
+    interval on a loaded machine two of JupyterLab's own saves overlap: the second finds the hash the
+    first wrote and asks 'File Changed: overwrite or revert?' (JupyterLab 4.6 compares hashes; seen in
+    CI). course-lab keeps JupyterLab's 120 s."""
+    lab.autosave_file.write_text(json.dumps({"autosave": False, "autosaveInterval": 120}))
+
+
 def test_notebook05_padding_slider_redraws_chart_and_table(browser, jupyterlab, course, deadline, shots):
+    autosave_off(jupyterlab)
     nb = _notebook(course / "run" / "notebooks", "05")
     page = browser.new_page()
     with failure_evidence(page, shots, "nb05"):
@@ -429,6 +440,7 @@ def check_padding_explorer(page, nb, deadline, shots):
 
 
 def test_notebook00_shows_the_backend_banner(browser, jupyterlab, course, deadline, shots):
+    autosave_off(jupyterlab)
     nb = _notebook(course / "run" / "notebooks", "00")
     page = browser.new_page()
     with failure_evidence(page, shots, "nb00"):
@@ -482,6 +494,7 @@ CHART_LAYOUT = """() => {
 @pytest.mark.parametrize("prefix", ["00", "07", "11"])
 def test_charts_fit_and_explorers_fill_the_width_at_the_default_window(prefix, browser, jupyterlab, course,
                                                                        deadline, shots):
+    autosave_off(jupyterlab)
     nb = _notebook(course / "run" / "notebooks", prefix)
     page = browser.new_page()
     page.set_viewport_size(DEFAULT_WINDOW)

@@ -26,8 +26,10 @@ import ncu_shared_probe  # noqa: E402
 # stores are full-warp, unit-stride 16-byte stores (4 wavefronts, no conflict) issued while the
 # block's global loads are still filling L1; memory-rules.md notes that the hardware counter can
 # include arbitration with other L1 traffic. Counted by ncu (sst.wf):
-#   fast float16 100x130: 545, 544 (2026-11-22, -23 x3), 545 (2026-11-24b, 2nd run); simulator 544
-#   vec64 float16 1x300:  360 (2026-11-22, -23, -24), 362 (2026-11-24b, both runs); simulator 360
+#   fast float16 100x130: 545 and 544 twice each (2026-11-22, -23 x3), 544 (-24), 544, 545, 545
+#                         (-24b runs 1-3, benchmarks/results/h100_2026-11-24b/c_ncu_run*.md), 545 (-24b
+#                         final, replayed here); simulator 544
+#   vec64 float16 1x300:  360 (-22, -23, -24, -24b run 3 and final), 362 (-24b runs 1 and 2)
 # These launches are held to a weaker rule: the simulator's count is one the GPU produced.
 KNOWN = {"fast float16 100x130", "vec64 float16 1x300"}
 

@@ -317,8 +317,6 @@ def test_a_plain_jupyterlab_with_the_written_config_is_quiet_and_saves_through_t
                 time.sleep(0.25)
         schema = api("lab/api/settings/@jupyterlab/apputils-extension:notification")["schema"]["properties"]
         assert schema["fetchNews"]["default"] == "false" and schema["checkForUpdates"]["default"] is False
-        docs = api("lab/api/settings/@jupyterlab/docmanager-extension:plugin")["schema"]["properties"]
-        assert docs["lastModifiedCheckMargin"]["default"] == 5000
         api("api/contents/nb.ipynb", "PUT", {"type": "notebook", "format": "json", "content": nb})
         saved = json.loads((root / "nb.ipynb").read_text())
         assert "image/png" not in saved["cells"][0]["outputs"][0]["data"]
