@@ -56,26 +56,32 @@ def detail_worker(spec):
     cp.cuda.runtime.deviceSynchronize()
 
 
-def detail(spec, out):
-    cmd = ["ncu", "--clock-control", "none", "--csv", "--print-units", "base", "--metrics",
-           ",".join(METRICS + DETAIL), "-k", "regex:tile|vec_out|packed|sector|triton|fast",
-           sys.executable, __file__, "--detail-worker", spec]
+def run_ncu(flags, metrics, kernels, worker_args, csv_path):
+    """ncu FLAGS on this script's worker; the CSV kept at csv_path; {launch ID: {name, metric: value}}
+    in launch order, values as ncu printed them (base units)."""
+    cmd = ["ncu", *flags, "--clock-control", "none", "--csv", "--print-units", "base", "--metrics",
+           ",".join(metrics), "-k", f"regex:{kernels}", sys.executable, __file__, *worker_args]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     text = proc.stdout[proc.stdout.find('"ID"'):]
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "ncu_detail.csv").write_text(text)
+    csv_path.parent.mkdir(parents=True, exist_ok=True)
+    csv_path.write_text(text)
+    if proc.returncode:
+        print(proc.stderr[-2000:])
     launches = {}
     for r in csv.DictReader(io.StringIO(text)):
         launches.setdefault(int(r["ID"]), {"name": r["Kernel Name"].split("(")[0][:40]})[r["Metric Name"]] = \
             r["Metric Value"]
-    names = METRICS + DETAIL
-    for i in sorted(launches):
-        print(f"launch {i}: {launches[i]['name']}")
-        for m in names:
-            print(f"    {m:58s} {launches[i].get(m, '-')}")
-    if proc.returncode:
-        print(proc.stderr[-2000:])
-    return proc.returncode
+    return [launches[i] for i in sorted(launches)], proc.returncode
+
+
+def detail(spec, out):
+    launches, rc = run_ncu([], METRICS + DETAIL, "tile|vec_out|packed|sector|triton|fast",
+                           ["--detail-worker", spec], out / "ncu_detail.csv")
+    for i, launch in enumerate(launches):
+        print(f"launch {i}: {launch['name']}")
+        for m in METRICS + DETAIL:
+            print(f"    {m:58s} {launch.get(m, '-')}")
+    return rc
 
 
 def worker():
@@ -112,24 +118,14 @@ def main(argv):
         detail_worker(argv[argv.index("--detail-worker") + 1])
         return 0
     out = Path(argv[argv.index("--out") + 1]) if "--out" in argv else Path("/tmp")
-    if "--detail" in argv:
-        return detail(argv[argv.index("--detail") + 1], out)
-    ncu = shutil.which("ncu")
-    if not ncu:
+    if not shutil.which("ncu"):
         print("ncu is not on PATH: nothing to measure")
         return 0
-    cmd = [ncu, "--cache-control", "none", "--clock-control", "none", "--csv", "--print-units", "base", "--metrics", ",".join(METRICS),
-           "-k", "regex:tile|packed|sector|triton", sys.executable, __file__, "--worker"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    text = proc.stdout[proc.stdout.find('"ID"'):]
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "ncu_small.csv").write_text(text)
-    rows = list(csv.DictReader(io.StringIO(text)))
-    launches = {}
-    for r in rows:
-        launches.setdefault(int(r["ID"]), {"name": r["Kernel Name"].split("(")[0]})[r["Metric Name"]] = \
-            float(r["Metric Value"].replace(",", ""))
-    order = [launches[i] for i in sorted(launches)]
+    if "--detail" in argv:
+        return detail(argv[argv.index("--detail") + 1], out)
+    launches, rc = run_ncu(["--cache-control", "none"], METRICS, "tile|packed|sector|triton", ["--worker"],
+                           out / "ncu_small.csv")
+    order = [{k: (v if k == "name" else float(v.replace(",", ""))) for k, v in launch.items()} for launch in launches]
     # the worker's order: per dtype, per kernel, per flush kind, three launches
     i = 0
     for dname, keys in CASES:
@@ -145,9 +141,7 @@ def main(argv):
                       f"{med['dram__bytes_read.sum'] / 1e6:9.2f}{med['dram__bytes_write.sum'] / 1e6:9.2f}"
                       f"{med['lts__t_sectors_op_read.sum']:10.0f}{med['lts__t_sectors_op_write.sum']:10.0f}"
                       f"   {group[0]['name'][:40]}")
-    if proc.returncode:
-        print(proc.stderr[-2000:])
-    return proc.returncode
+    return rc
 
 
 if __name__ == "__main__":

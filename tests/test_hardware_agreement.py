@@ -44,39 +44,44 @@ def test_every_measured_shared_pattern_agrees():
     assert not wrong, f"{len(wrong)} of {len(records)} patterns disagree, e.g. {wrong[:3]}"
 
 
-@pytest.mark.parametrize("run", NCU_RUNS)
-@pytest.mark.parametrize("kind", ["transpose", "pattern"])
-def test_course_kernels_agree_with_ncu(kind, run):
-    records = [r for r in json.loads((RESULTS.parent / run / "c_ncu.json").read_text())
-               if (r["case"]["kind"] == "transpose") == (kind == "transpose")]
-    wrong = []
-    for r in records:
+def _records(run):
+    """(label, case, ncu's counts) of every launch in one run's c_ncu.json."""
+    out = []
+    for r in json.loads((RESULTS.parent / run / "c_ncu.json").read_text()):
         case = dict(r["case"])
         if "shape" in case:
             case["shape"] = tuple(case["shape"])
-        if ncu_compare.label(case) in KNOWN:
+        out.append((ncu_compare.label(case), case, r["ncu"]))
+    return out
+
+
+def _simulated(case):
+    fn, grid, block, args, shared = ncu_compare.launch_args(case, np)
+    run = fn.simulate(grid, block, args, shared_mem=shared, check_races=False, echo=False)
+    return {m: int(run.metrics[m]) for m in ncu_compare.METRICS}
+
+
+@pytest.mark.parametrize("run", NCU_RUNS)
+@pytest.mark.parametrize("kind", ["transpose", "pattern"])
+def test_course_kernels_agree_with_ncu(kind, run):
+    wrong = []
+    for label, case, ncu in _records(run):
+        if (case["kind"] == "transpose") != (kind == "transpose") or label in KNOWN:
             continue
-        fn, grid, block, args, shared = ncu_compare.launch_args(case, np)
-        run = fn.simulate(grid, block, args, shared_mem=shared, check_races=False, echo=False)
-        sim = {m: int(run.metrics[m]) for m in ncu_compare.METRICS}
-        if sim != r["ncu"]:
-            wrong.append((ncu_compare.label(case), {ncu_compare.SHORT[m]: (sim[m], r["ncu"][m])
-                                                   for m in ncu_compare.METRICS if sim[m] != r["ncu"][m]}))
+        sim = _simulated(case)
+        if sim != ncu:
+            wrong.append((label, {ncu_compare.SHORT[m]: (sim[m], ncu[m])
+                                  for m in ncu_compare.METRICS if sim[m] != ncu[m]}))
     assert not wrong, f"{len(wrong)} launches disagree with ncu (sim, ncu): {wrong[:5]}"
 
 
 def test_noisy_launches_match_a_count_the_gpu_produced():
     seen = {}
     for run in NCU_RUNS:
-        for r in json.loads((RESULTS.parent / run / "c_ncu.json").read_text()):
-            case = dict(r["case"])
-            if "shape" in case:
-                case["shape"] = tuple(case["shape"])
-            if ncu_compare.label(case) in KNOWN:
-                seen.setdefault(ncu_compare.label(case), (case, []))[1].append(r["ncu"])
+        for label, case, ncu in _records(run):
+            if label in KNOWN:
+                seen.setdefault(label, (case, []))[1].append(ncu)
     assert set(seen) == KNOWN, f"launches in KNOWN that no run measured: {KNOWN - set(seen)}"
     for label, (case, counts) in seen.items():
-        fn, grid, block, args, shared = ncu_compare.launch_args(case, np)
-        run = fn.simulate(grid, block, args, shared_mem=shared, check_races=False, echo=False)
-        sim = {m: int(run.metrics[m]) for m in ncu_compare.METRICS}
+        sim = _simulated(case)
         assert sim in counts, f"{label}: simulator {sim} is none of the GPU's {counts}"
