@@ -92,6 +92,8 @@ def worker():
     buf = cp.empty(2 * nvrtc.device_info().l2_bytes, np.uint8)
     flush = {"memset": lambda: buf.fill(1), "rflush": lambda: buf.view(np.float32).sum()}
     compiled = torch.compile(lambda x: x.t().contiguous(), dynamic=False)
+    for dname, _ in CASES:       # compile both graphs first: main() drops these len(CASES) launches
+        compiled(torch.as_tensor(random_device(*SHAPE, np.dtype(dname), seed=1), device="cuda"))
     for dname, keys in CASES:
         a = random_device(*SHAPE, np.dtype(dname), seed=1)
         runs = []
@@ -100,7 +102,6 @@ def worker():
             out = cp.empty(t.out_shape(*SHAPE), dname)
             runs.append(lambda t=t, out=out: t.run(a, out))
         x = torch.as_tensor(a, device="cuda")
-        compiled(x)
         runs.append(lambda: compiled(x))
         for run in runs:
             for f in FLUSHES:
@@ -125,7 +126,8 @@ def main(argv):
         return detail(argv[argv.index("--detail") + 1], out)
     launches, rc = run_ncu(["--cache-control", "none"], METRICS, "tile|packed|sector|triton", ["--worker"],
                            out / "ncu_small.csv")
-    order = [{k: (v if k == "name" else float(v.replace(",", ""))) for k, v in launch.items()} for launch in launches]
+    order = [{k: (v if k == "name" else float(v.replace(",", ""))) for k, v in launch.items()}
+             for launch in launches[len(CASES):]]      # after the compiling launches
     # the worker's order: per dtype, per kernel, per flush kind, three launches
     i = 0
     for dname, keys in CASES:
