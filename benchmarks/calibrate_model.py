@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from course_lib import model, transposes  # noqa: E402
+from course_lib.transposes import model
+from course_lib import transposes  # noqa: E402
 from course_lib.lessons import measured  # noqa: E402
 
 LEFT_OUT = ("per_row", "warp_pipe")

@@ -11,7 +11,8 @@ import time
 
 os.environ.setdefault("COURSE_LIB_BACKEND", "sim")
 
-from course_lib import debug, exercises, magic, solutions  # noqa: E402
+from course_lib.teach import debug, exercises, solutions
+from course_lib.notebook import magic  # noqa: E402
 
 
 def best(f, repeat):

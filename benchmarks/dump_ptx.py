@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from course_lib import nvrtc, transposes  # noqa: E402
+from course_lib.compile import nvrtc
+from course_lib import transposes  # noqa: E402
 
 out = Path(sys.argv[1])
 out.mkdir(parents=True, exist_ok=True)

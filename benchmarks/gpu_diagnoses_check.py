@@ -133,7 +133,7 @@ def main():
     report(bool((out == ref).all()), "4. passing assert: same output as without it")
 
     # 5. a corrupted CUBIN in the cache
-    from course_lib import nvrtc
+    from course_lib.compile import nvrtc
     with tempfile.TemporaryDirectory() as tmp:
         nvrtc.CACHE_DIR = __import__("pathlib").Path(tmp)
         nvrtc._memory_cache.clear()

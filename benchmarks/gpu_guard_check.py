@@ -28,7 +28,7 @@ import numpy as np  # noqa: E402
 
 os.environ.pop("COURSE_LIB_BACKEND", None)
 import course_lib as cl  # noqa: E402
-from course_lib import guard  # noqa: E402
+from course_lib.kernel import guard  # noqa: E402
 
 SRC = r'''
 extern "C" __global__ void scale_bad(float* out, const float* in, int n)
@@ -86,7 +86,7 @@ def main():
         print("No NVIDIA GPU visible to CuPy: nothing to check here (run this on the GPU machine).")
         return
     import cupy as cp
-    print(f"GPU: {cl.nvrtc.device_info().name}, CuPy {cp.__version__}, NVRTC {cl.nvrtc.nvrtc_version()}")
+    print(f"GPU: {cl.gpu.info().name}, CuPy {cp.__version__}, NVRTC {cl.gpu.driver_major()}")
     mod = cl.RawModule(code=SRC, filename="cell.cu")
     n = 1024
     grid_bad = (n // 256 + 1,)                 # a grid with more threads than elements

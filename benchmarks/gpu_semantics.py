@@ -35,10 +35,11 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "sim"))
 
 import course_lib as cl  # noqa: E402
-from course_lib import nvrtc  # noqa: E402
+from course_lib.compile import nvrtc  # noqa: E402
+from course_lib import gpu  # noqa: E402
 
 import ptx_cases as C  # noqa: E402
 import ptx_reference as R  # noqa: E402
@@ -75,7 +76,7 @@ def fingerprint(values):
 def gpu_present():
     if os.environ.get("COURSE_LIB_BACKEND", "").lower() in ("sim", "cpu", "simulator"):
         return False
-    return nvrtc.gpu_available()
+    return gpu.available()
 
 
 def launch(fn, grid, block, args, on_gpu):
@@ -209,7 +210,7 @@ def main():
     t0 = time.perf_counter()
     env = dict(nvrtc=".".join(map(str, nvrtc.nvrtc_version())), gpu=None)
     if gpu:
-        d = nvrtc.device_info()
+        d = gpu.info()
         env["gpu"] = f"{d.name} (sm_{d.arch})"
         print(f"GPU: {env['gpu']}, NVRTC {env['nvrtc']}")
     else:

@@ -19,7 +19,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np  # noqa: E402
 
 import course_lib as cl  # noqa: E402
-from course_lib import guard, mistakes, transposes  # noqa: E402
+from course_lib.kernel import guard
+from course_lib.teach import mistakes
+from course_lib import transposes  # noqa: E402
 
 MATMUL = mistakes.get("sync_in_branch").source.replace(
     """        if (row < n && col < n) {

@@ -173,8 +173,8 @@ def main(argv=None):
     if args.worker is not None:
         worker(args.worker)
         return 0
-    from course_lib import nvrtc
-    if not nvrtc.gpu_available():
+    from course_lib import gpu
+    if not gpu.available():
         print("no GPU: nothing to time (--list shows the variants)")
         return 0
     t0 = time.time()
@@ -182,7 +182,7 @@ def main(argv=None):
     peers = cublas_peer(selected, args.repeat)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        meta = dict(device=nvrtc.device_info().name, date=time.strftime("%Y-%m-%dT%H:%M:%S"),
+        meta = dict(device=gpu.info().name, date=time.strftime("%Y-%m-%dT%H:%M:%S"),
                     seconds=round(time.time() - t0, 1), repeat=args.repeat, memcpy_gbps=copies)
         (args.out / "misaligned_probe.json").write_text(json.dumps(dict(meta=meta, results=res, peers=peers), indent=1))
     return 0

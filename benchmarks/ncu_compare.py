@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parents[1]))
 
 from course_lib import RawModule, transposes  # noqa: E402
 from course_lib.sim.metrics import METRIC_NAMES  # noqa: E402
@@ -192,7 +192,7 @@ def main():
     a = p.parse_args()
     if a.worker:
         return worker()
-    from course_lib import nvrtc
+    from course_lib.compile import nvrtc
     missing = nvrtc.machine_code_missing()
     print("simulator counts the machine code (NVRTC 13 + nvdisasm)" if not missing else
           f"WARNING: the simulator counts the PTX, not the machine code: {missing}", flush=True)

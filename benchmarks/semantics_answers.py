@@ -2,7 +2,7 @@
 
     git worktree add /tmp/sim3942 3942e9e
     PYTHONPATH=/tmp/sim3942 python benchmarks/semantics_answers.py \
-        benchmarks/results/h100_2026-11-22/gpu_semantics.json tests/gpu_answers/h100_2026-11-22.json.gz
+        benchmarks/results/h100_2026-11-22/gpu_semantics.json tests/sim/gpu_answers/h100_2026-11-22.json.gz
 
 Runs of ``gpu_semantics.py`` now keep every GPU answer. The H100 run of 2026-11-22 kept, per
 instruction, how many elements the GPU and the simulator agreed on, up to five disagreements,
@@ -41,7 +41,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "sim"))
 
 import course_lib as cl  # noqa: E402
 import gpu_semantics as G  # noqa: E402

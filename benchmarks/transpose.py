@@ -36,7 +36,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from course_lib import nvrtc, transposes, verify  # noqa: E402
+from course_lib import gpu  # noqa: E402
+from course_lib import transposes
+from course_lib.transposes import verify  # noqa: E402
 
 DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "u8": np.uint8}
 BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -142,10 +144,10 @@ def bench_size(rows, cols, dtype, keys, args):
         else:
             out.view(np.uint8).fill(0xA5)
         t.run(a, out)
-        ok = bool(cp.array_equal(out.view(BITS[dt.itemsize]), a.view(BITS[dt.itemsize]))) if t.spec.is_copy \
+        ok = bool(cp.array_equal(out.view(BITS[dt.itemsize]), a.view(BITS[dt.itemsize]))) if t.is_copy \
             else same_bits(out, a)
-        note = "" if ok else str(verify.compare(cp.asnumpy(out), verify.expected_output(t, cp.asnumpy(a))))
-        record(label, "copy-kernel" if t.spec.is_copy else "course", seconds, ok,
+        note = "" if ok else str(verify.compare(cp.asnumpy(out), t.expected(cp.asnumpy(a))))
+        record(label, "copy-kernel" if t.is_copy else "course", seconds, ok,
                note or (f"{t.name}" if params else ""))
         del out
     for name, make in peers(dt, args.no_compile):
@@ -265,12 +267,12 @@ def main(argv=None):
             pass
     sizes = args.size or (QUICK["sizes"] if args.quick else SIZES)
     args.repeat = args.repeat or (QUICK["repeat"] if args.quick else 15)
-    if not nvrtc.gpu_available():
+    if not gpu.available():
         print("benchmarks/transpose.py: no NVIDIA GPU is available here (or COURSE_LIB_BACKEND=sim), so there "
               "is nothing to time. Run it on a GPU machine; for exact memory metrics without a GPU use "
               "`python -m course_lib bench`.")
         return 0
-    info = nvrtc.device_info()
+    info = gpu.info()
     print(f"{info.name} (sm_{info.arch}), datasheet peak {info.peak_bandwidth / 1e9:.0f} GB/s; "
           f"{len(keys)} course kernels, {len(dtypes)} dtypes, {len(sizes)} sizes, median of {args.repeat}")
     start, cases = time.perf_counter(), []

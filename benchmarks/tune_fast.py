@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from course_lib import nvrtc, transposes  # noqa: E402
-from course_lib.bench import DTYPES, parse_size  # noqa: E402
+from course_lib import gpu  # noqa: E402
+from course_lib import transposes  # noqa: E402
+from course_lib.transposes.bench import DTYPES, parse_size  # noqa: E402
 
 TILES = {4: [(64, 64), (32, 128), (128, 32), (64, 128), (128, 64)], 8: [(64, 64), (32, 64), (64, 32), (32, 128), (128, 32)],
          2: [(128, 128), (64, 128), (128, 64), (64, 256)], 1: [(128, 128), (64, 256), (256, 64), (128, 256)]}
@@ -41,7 +42,7 @@ def main():
     p.add_argument("--repeat", type=int, default=10)
     p.add_argument("--json")
     a = p.parse_args()
-    if not nvrtc.gpu_available():
+    if not gpu.available():
         print("No NVIDIA GPU here: nothing to tune.")
         return 0
     import cupy as cp
@@ -64,7 +65,7 @@ def main():
                 except (ValueError, TypeError) as exc:
                     return None
                 o = cp.empty(rows * cols, dt).reshape(t.out_shape(rows, cols))
-                exp = inp if t.spec.is_copy else expected
+                exp = inp if t.is_copy else expected
                 secs, ok = measure(t, inp, o, exp, a.repeat)
                 frac = 2 * nbytes / secs / memcpy
                 row["variants"].append(dict(key=key, params=params, frac=frac, ok=ok))

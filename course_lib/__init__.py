@@ -10,34 +10,64 @@ In a notebook (see docs/NOTEBOOK_API.md)::
 
     backend = cl.setup()       # %%cuda magic, plotly stored as JSON, the backend banner
     cl.draw, cl.widgets, cl.exercises, cl.model   # imported on first use (plotly, ipywidgets)
-    cl.predict(run, sectors_st=None)              # predict-then-run (course_lib.prediction)
-    cl.debug.task("missing_syncthreads")          # debug-this-kernel tasks (course_lib.debug)
+    cl.predict(run, sectors_st=None)              # predict-then-run
+    cl.debug.task("debug_04")                     # debug-this-kernel tasks
+
+This file is the public face; the library lives in wings, each a subpackage that imports only
+the ones below it (docs/ARCHITECTURE.md): ``compile`` (CUDA text -> PTX + SASS), ``sim`` and
+``gpu`` (run it), ``kernel`` (RawModule, Function, the launch check), ``transposes`` (the course's
+kernels and backends), ``teach`` and ``notebook`` (exercises, drawing, %%cuda), ``lessons`` and
+``lab`` (one module per notebook; course-lab and the instructor's tools).
 """
 import importlib
 
-from .backend import GPU, Result, Simulator, banner, default_backend, setup
-from .errors import (ArgumentError, AssertionFailed, BarrierError, CompileError, KernelError, KernelTrap,
-                     LaunchError, MemoryAccessError, NoGPUError, SimulationLimit, UnsupportedInstruction)
-from .module import Function, KernelNotFound, RawModule
-from .nvrtc import gpu_available
+from .errors import (
+    ArgumentError,
+    AssertionFailed,
+    BarrierError,
+    CompileError,
+    KernelError,
+    KernelTrap,
+    LaunchError,
+    MemoryAccessError,
+    NoGPUError,
+    SimulationLimit,
+    UnsupportedInstruction,
+)
+from .gpu import available as gpu_available
+from .kernel.module import Function, KernelNotFound, RawModule
+from .transposes.backend import GPU, Result, Simulator, default_backend
 
 __all__ = ["RawModule", "Function", "KernelError", "CompileError", "LaunchError", "ArgumentError",
-           "MemoryAccessError", "BarrierError", "KernelTrap", "AssertionFailed", "SimulationLimit", "UnsupportedInstruction",
-           "NoGPUError", "KernelNotFound", "gpu_available",
+           "MemoryAccessError", "BarrierError", "KernelTrap", "AssertionFailed", "SimulationLimit",
+           "UnsupportedInstruction", "NoGPUError", "KernelNotFound", "gpu_available",
            "setup", "banner", "default_backend", "Simulator", "GPU", "Result"]
 
-_LAZY = ("draw", "widgets", "exercises", "model", "magic", "transposes", "verify", "debug", "solutions")
+# name -> (module, attribute or None for the module itself), imported on first use: plotly and
+# ipywidgets take a second to import, and a script that only simulates never needs them
+_LAZY = {
+    "setup": ("notebook.setup", "setup"), "banner": ("notebook.setup", "banner"),
+    "predict": ("teach.prediction", "predict"),
+    "draw": ("notebook.draw", None), "widgets": ("notebook.widgets", None), "magic": ("notebook.magic", None),
+    "exercises": ("teach.exercises", None), "debug": ("teach.debug", None), "mistakes": ("teach.mistakes", None),
+    "solutions": ("teach.solutions", None), "model": ("transposes.model", None),
+    "transposes": ("transposes", None), "verify": ("transposes.verify", None), "guard": ("kernel.guard", None),
+}
 
 
 def __getattr__(name):
-    if name == "predict":
-        return importlib.import_module(".prediction", __name__).predict
     if name in _LAZY:
-        return importlib.import_module(f".{name}", __name__)
+        module, attribute = _LAZY[name]
+        found = importlib.import_module(f".{module}", __name__)
+        return found if attribute is None else getattr(found, attribute)
     raise AttributeError(f"module 'course_lib' has no attribute '{name}'")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def load_ipython_extension(ip):
     """``%load_ext course_lib``: register the %%cuda cell magic."""
-    from .magic import register
+    from .notebook.magic import register
     register(ip)

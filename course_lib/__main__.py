@@ -7,7 +7,8 @@
 """
 import sys
 
-COMMANDS = {"bench": ".bench", "run": ".run_once", "lab": ".lab", "instructor": ".instructor"}
+COMMANDS = {"bench": ".transposes.bench", "run": ".transposes.run_once", "lab": ".lab.course_lab",
+            "instructor": ".lab.instructor"}
 USAGE = ("usage: python -m course_lib {bench,run,lab,instructor} [options]   "
          "(python -m course_lib COMMAND --help)")
 

@@ -80,8 +80,9 @@ class LaunchError(KernelError):
     """The launch configuration or the arguments cannot work (checked before launching)."""
 
 
-class ArgumentError(LaunchError):
-    """Wrong number, type, dtype or layout of kernel arguments."""
+class ArgumentError(LaunchError, ValueError):
+    """A wrong argument: the number, type, dtype or layout of a kernel's arguments, or a value passed
+    to a course_lib function (a block with a zero, an unknown parameter, a shape below 1)."""
 
 
 class MemoryAccessError(KernelError):
@@ -112,6 +113,18 @@ class UnsupportedInstruction(KernelError):
 
 class NoGPUError(KernelError):
     """A GPU-only operation was asked for on a machine without a usable NVIDIA GPU."""
+
+
+class NotFound(KernelError, KeyError):
+    """A name the course does not know: a kernel, a course kernel's key, an exercise, a mistake."""
+
+    def __str__(self) -> str:       # KeyError would show the message in quotes
+        return self._render()
+
+
+class Unavailable(RuntimeError):
+    """A part of the toolchain is missing here (an NVRTC, nvdisasm) or cannot read its input. Not a
+    student's mistake: the caller falls back (the simulator then counts the PTX) and says why."""
 
 
 def describe_thread(thread, block) -> str:

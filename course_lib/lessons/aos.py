@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..draw import BAD, OK, HTMLText, bank_cost
+from ..notebook.draw import BAD, OK, HTMLText, bank_cost
 from .measured import _table
 
 MAPPINGS = {"plain": "k = i + jI", "giles": "Giles: k = n + n/(32F)", "plus_one": "k = i + j(I+1)"}
@@ -124,7 +124,7 @@ def sweep_point(I: int, side: str = "read") -> dict:
 
 def sweep_figure(xs, ys, side: str = "read", **_) -> go.Figure:
     """Wavefronts per request against I, one line per mapping."""
-    from ..draw import sweep
+    from ..notebook.draw import sweep
     what = "column reads (lane j, field i)" if side == "read" else "row-wise writes (lane l, element l + 32m)"
     return sweep(xs, {MAPPINGS[m]: [y[m] for y in ys] for m in MAPPINGS}, xlabel="I (floats per struct)",
                  ylabel="shared wavefronts per request", title=f"Structs of I floats through shared memory: {what}")

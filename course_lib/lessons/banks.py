@@ -22,8 +22,9 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from .. import draw, verify, widgets
-from ..transposes import poisoned, random_matrix
+from ..notebook import draw, widgets
+from ..transposes import verify
+from ..transposes.data import poisoned, random_matrix
 
 # label -> (course kernel key, parameters other than PAD); all move 4-byte floats
 CONFIGS = {

@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import exercises, model, transposes
-from ..backend import GPU
+from .. import gpu, transposes
+from ..teach import exercises
+from ..transposes import model
+from ..transposes.backend import GPU
 
 COURSE = ["naive_row", "naive_col", "tile", "padded", "padded_32x8", "swizzle", "unrolled", "vec", "packed",
           "vec64", "fast"]
@@ -95,10 +97,9 @@ def board(backend, dtype=np.float32, keys=COURSE, *, shape=None, repeat: int = 1
 
 def _measure(dtype, keys, shape, repeat) -> Board:
     import cupy as cp
-    from .. import gpu, nvrtc
     rows, cols = shape
     a = cp.asarray(transposes.random_matrix(rows, cols, dtype, seed=1))
-    b = Board(dtype.name, shape, nvrtc.device_info().name, True,
+    b = Board(dtype.name, shape, gpu.info().name, True,
               copy=gpu.copy_bandwidth(a.nbytes, repeat=repeat) / 1e9)
     view = BITS[dtype.itemsize]
 
@@ -127,7 +128,7 @@ def _measure(dtype, keys, shape, repeat) -> Board:
 
 def chart(b: Board, title: str | None = None):
     """The leaderboard as bars (libraries marked), against the copy ceiling."""
-    from .. import draw
+    from ..notebook import draw
     names = b.ranked()
     tag = {"library": " (library)", "yours": " ◀"}
     data = {f"{n}{tag.get(b.kind.get(n), '')}": b.gbps[n] for n in names}

@@ -21,9 +21,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..draw import HTMLText
+from .. import paths
+from ..notebook.draw import HTMLText
 
-RESULTS = Path(__file__).resolve().parent.parent.parent / "benchmarks" / "results"
+RESULTS = paths.RESULTS
 FIRST = "bench_h100_first.txt"
 FIRST_DATE = "2026-11-22"     # when the lead ran it (the file itself carries no date)
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import transposes
-from ..draw import HTMLText
+from ..notebook.draw import HTMLText
 from .measured import _table
 
 # per-SM limits (CUDA programming guide, compute capabilities 7.5 / 8.0 / 9.0) and SM counts
@@ -54,7 +54,7 @@ class Launch:
         """The launch of a course kernel (transposes.SPECS), for a 8192 x 8192 matrix."""
         t = transposes.kernel(key, dtype, **params)
         _, block = t.config(8192, 8192)
-        tile = t.spec.tile(t._shape_params)
+        tile = t.tile
         return cls(name or key, tuple(block), tuple(tile), t.function.static_shared_bytes, np.dtype(dtype).itemsize)
 
 
@@ -131,7 +131,7 @@ def block_rows_point(sim, TILE: int, BLOCK_ROWS: int, PAD: int = 1, gpu: str = "
 
 def block_rows_figures(xs, ys, TILE: int, **_):
     """The two charts of that sweep: modelled bandwidth, and loads in flight per SM."""
-    from .. import draw
+    from ..notebook import draw
     pts = [(f"{TILE}x{x}", y) for x, y in zip(xs, ys) if y]
     labels = [p[0] for p in pts]
     bw = draw.sweep(labels, {"modelled H100 GB/s": [round(y["gbps"]) for _, y in pts]},

@@ -29,9 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..draw import HTMLText
+from .. import paths
+from ..notebook.draw import HTMLText
 
-RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "h100_2026-11-24" / "lesson_profiles.txt"
+RESULTS = paths.RESULTS / "h100_2026-11-24" / "lesson_profiles.txt"
 DEVICE = "NVIDIA H100 80GB HBM3"
 _ITEMSIZE = {"float32": 4, "float64": 8, "float16": 2, "uint8": 1}
 

@@ -20,9 +20,9 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from .. import exercises
-from ..draw import BAD, MAIN, OK
-from ..exercises import Report
+from ..notebook.draw import BAD, MAIN, OK, HTMLText
+from ..teach import exercises
+from ..teach.exercises import Report
 
 BATCHES = list(exercises.get("batched").shapes)
 

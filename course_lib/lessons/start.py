@@ -14,10 +14,11 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from ..draw import HTMLText
+from .. import paths
+from ..notebook.draw import HTMLText
 from ..sim.metrics import METRIC_NAMES
 
-RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "h100_2026-11-24b" / "c_ncu.md"
+RESULTS = paths.RESULTS / "h100_2026-11-24b" / "c_ncu.md"
 COLUMNS = ["gld.req", "gst.req", "gld.sect", "gst.sect", "sld.wf", "sst.wf", "sld.conf", "sst.conf"]
 KEYS = [("global", "ld", "requests"), ("global", "st", "requests"), ("global", "ld", "sectors"),
         ("global", "st", "sectors"), ("shared", "ld", "wavefronts"), ("shared", "st", "wavefronts"),

@@ -16,12 +16,12 @@ the counts are the simulator's (``SimRun.instructions``), the annotated source i
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
-from ..draw import HTMLText, listing
+from .. import paths
+from ..notebook.draw import HTMLText, listing
 from .measured import _table
 
-KERNELS = Path(__file__).resolve().parents[2] / "kernels"
+KERNELS = paths.KERNELS
 
 
 def _sim(run):

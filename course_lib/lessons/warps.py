@@ -15,7 +15,7 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
-from ..draw import HTMLText
+from ..notebook.draw import HTMLText
 
 WARP_COLORS = ["#457b9d", "#2a9d8f", "#f4a261", "#e76f51", "#6d597a", "#8ab17d", "#e9c46a", "#264653"]
 

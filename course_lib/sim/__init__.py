@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import nvrtc, sass
-from . import fusion
+from ..compile import nvrtc
+from ..errors import ArgumentError, Unavailable
+from . import fusion, plan  # noqa: F401  (sim.plan: the launch's limits, for callers)
 from .executor import Program
 from .memory import GlobalMemory
 from .result import SimRun
@@ -19,9 +20,10 @@ from .result import SimRun
 __all__ = ["simulate", "SimRun"]
 
 
-def simulate(fn, grid, block, args, shared_mem=0, **options) -> SimRun:
-    """Simulate ``fn`` (a course_lib Function) with already-checked arguments."""
-    kernel = fn.kernel
+def simulate(fn, launch, **options) -> SimRun:
+    """Simulate ``fn`` (a course_lib Function) for ``launch``, which passed ``Function.check_launch``
+    (grid, block, args converted to the kernel's types, shared_mem)."""
+    kernel, grid, block, args = fn.kernel, launch.grid, launch.block, launch.args
     memory = GlobalMemory()
     params = bytearray()
     offsets = {}
@@ -43,7 +45,7 @@ def simulate(fn, grid, block, args, shared_mem=0, **options) -> SimRun:
             raw = np.asarray(arg).tobytes()
         params.extend(raw[:psize].ljust(psize, b"\0"))
     program = Program(fn.module.parsed, kernel, grid=grid, block=block, params=bytes(params),
-                      param_offsets=offsets, globals_=memory, dynamic_shared=int(shared_mem),
+                      param_offsets=offsets, globals_=memory, dynamic_shared=int(launch.shared_mem),
                       source=fn.module.code, filename=fn.module.filename, **_trace(options, grid))
     program.fusion = machine_plan(fn)
     run = program.run()
@@ -55,15 +57,15 @@ def simulate(fn, grid, block, args, shared_mem=0, **options) -> SimRun:
 def machine_plan(fn) -> fusion.Plan:
     """How ptxas's machine code groups the kernel's PTX accesses (once per Function); a plan
     with only a ``note`` when there is no machine code, and the metrics follow the PTX."""
-    plan = getattr(fn, "_machine_plan", None)
-    if plan is None:
+    grouping = getattr(fn, "_machine_plan", None)
+    if grouping is None:
         compiled = fn.module.compiled
         if compiled.machine and not fusion.could_fuse(fn.kernel):   # nothing to group: read it if shown
-            plan = fusion.Plan(made_by=compiled.machine, pending=lambda: _read_plan(fn))
+            grouping = fusion.Plan(made_by=compiled.machine, pending=lambda: _read_plan(fn))
         else:
-            plan = _read_plan(fn)
-        fn._machine_plan = plan
-    return plan
+            grouping = _read_plan(fn)
+        fn._machine_plan = grouping
+    return grouping
 
 
 def _read_plan(fn) -> fusion.Plan:
@@ -71,19 +73,18 @@ def _read_plan(fn) -> fusion.Plan:
     try:
         code = nvrtc.machine_code(compiled)
         if fn.entry not in code:
-            raise sass.Unavailable(f"the machine code has no kernel {fn.entry}")
-        plan = fusion.plan(fn.kernel, code[fn.entry])
-        plan.made_by = compiled.machine
-    except sass.Unavailable as exc:
-        plan = fusion.unavailable(str(exc))
-    return plan
+            raise Unavailable(f"the machine code has no kernel {fn.entry}")
+        grouping = fusion.plan(fn.kernel, code[fn.entry])
+        grouping.made_by = compiled.machine
+    except Unavailable as exc:
+        grouping = fusion.unavailable(str(exc))
+    return grouping
 
 
 def _trace(options, grid):
     tb = options.pop("trace_block", (0, 0, 0))
     c = tuple(tb) if isinstance(tb, (tuple, list)) else (tb,)
     if not 1 <= len(c) <= 3 or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in c):
-        from ..errors import ArgumentError
         raise ArgumentError(f"trace_block={tb!r}: give the block whose accesses to record, e.g. (0, 0)",
                             hint="trace_block=(x, y) names one block of the grid (a linear index also works)")
     c = tuple(int(v) for v in c) + (0,) * (3 - len(c))

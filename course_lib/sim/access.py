@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..compile.ptx import TYPES
 from ..errors import MemoryAccessError, UnsupportedInstruction
-from ..ptx import TYPES
+from .instructions import reader, writer
 from .memory import LOCAL_WINDOW, SHARED_START, SHARED_WINDOW, UINT, Fault, check_alignment, gather, scatter
-from .instructions import reader, writer, immediate
-from .state import as_type
 
 SPACE_MODS = ("global", "shared", "local", "param", "const")
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ptx import TYPES
+from ..compile.ptx import TYPES
 from . import bitops, float_ops
 from .float_ops import canon, compare, ftz  # noqa: F401  (used by instructions.py)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import ptx as ptxmod
+from ..compile import ptx as ptxmod
 from ..errors import BarrierError, SimulationLimit
 from .memory import SHARED_START
 from .result import Finding

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..ptx import TYPES
+from ..compile.ptx import TYPES
 
 COUNTED_SPACES = ("global", "shared", "generic")
 WIDEST = 16     # bytes: LDS.128, LDG.E.128 — no machine load or store is wider

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..compile.ptx import TYPES
 from ..errors import UnsupportedInstruction
-from ..ptx import TYPES
 from . import alu, rounding
 from .memory import LOCAL_WINDOW, SHARED_WINDOW, UINT
 from .state import SINT, as_type, to_storage

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..compile.ptx import TYPES
 from ..errors import SimulationLimit
-from ..ptx import TYPES
 from .races import RaceDetector
 
 BATCH_BYTES = 256 << 20        # memory one batch may hold

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from .metrics import METRIC_NAMES
 from .races import Race  # noqa: F401  (the type of SimRun.races)
 
+
 @dataclass
 class Finding:
     """Something suspicious that is not fatal: e.g. a read of never-written shared memory."""
@@ -143,7 +144,7 @@ def annotate(m) -> str:
 
 
 def _width(ins):
-    from ..ptx import TYPES
+    from ..compile.ptx import TYPES
     vec = next((int(m[1:]) for m in ins.mods if m in ("v2", "v4", "v8")), 1)
     return TYPES[ins.type][0] * vec if ins.type in TYPES else 0
 

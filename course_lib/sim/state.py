@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ptx import TYPES
+from ..compile.ptx import TYPES
 from .memory import UINT, LocalMemory, SharedMemory
 
 SINT = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}

@@ -1,0 +1,139 @@
+"""Where compilations are kept: in memory for this process, and on disk private to this user.
+
+    key = cache.key(source, options, names, arch, want_cubin, compiler="NVRTC 13.0")
+    hit = cache.get(key)           # a Compiled, or None
+    cache.put(key, compiled)
+
+The key is a hash of everything that can change the output, the compiler's version included (read
+from the library that compiles, never from CuPy). The disk copy lives in ``COURSE_LIB_CACHE``
+(default ``~/.cache/course_lib``), created 0700 and written through temporary files renamed into
+place; an entry whose hashes do not match its PTX or CUBIN, or that is not ours, is ignored and
+deleted, because a planted CUBIN would run on the GPU as this user's code. A read-only home (some
+JupyterHubs) only costs speed.
+
+This module stores and fetches; it does not compile (``nvrtc.py``).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+CACHE_DIR = Path(os.environ.get("COURSE_LIB_CACHE", Path.home() / ".cache" / "course_lib"))
+
+memory: dict = {}          # key -> Compiled
+
+
+def key(source, options, names, arch, want_cubin, compiler: str) -> str:
+    blob = json.dumps([source, list(options), list(names), arch, want_cubin, compiler])
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def get(k: str, compiled_type):
+    """The cached compilation for `k` (memory, then disk), or None."""
+    if k in memory:
+        return memory[k]
+    hit = _disk_load(k, compiled_type)
+    if hit is not None:
+        memory[k] = hit
+    return hit
+
+
+def put(k: str, c) -> None:
+    memory[k] = c
+    _disk_store(k, c)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def private_dir() -> Path | None:
+    """CACHE_DIR, created private to this user (0700); None (memory cache only) when it belongs to
+    someone else or others may write into it: a CUBIN planted there would run on the GPU as ours."""
+    try:
+        CACHE_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if hasattr(os, "getuid"):
+            st = CACHE_DIR.stat()
+            if st.st_uid != os.getuid():
+                return None
+            if st.st_mode & 0o077:       # made by an older course_lib, or with a lax umask
+                os.chmod(CACHE_DIR, 0o700)
+        return CACHE_DIR
+    except OSError:
+        return None
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write through a temporary file created 0600, then rename: readers never see half a file."""
+    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    tmp.replace(path)
+
+
+def _disk_load(k, compiled_type):
+    """The entry for `k`, or None if there is none or it cannot be trusted: not a JSON object, a
+    field missing or of the wrong type, or PTX/CUBIN whose hash differs from the one stored with it
+    (a truncated write, a disk error, an edit). A bad entry is deleted, so the caller recompiles and
+    stores a good one instead of failing on it every time."""
+    folder = private_dir()
+    if folder is None:
+        return None
+    meta, blob = folder / f"{k}.json", folder / f"{k}.cubin"
+    try:
+        d = json.loads(meta.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return _discard(meta, blob)
+    try:
+        cubin = blob.read_bytes() if isinstance(d, dict) and d.get("has_cubin") is True else None
+    except OSError:
+        cubin = b""                                   # announced but unreadable: fails the hash below
+    if not _trusted(d, cubin):
+        return _discard(meta, blob)
+    return compiled_type(ptx=d["ptx"], cubin=cubin, lowered_names=d["lowered_names"], log=d["log"],
+                         arch=d["arch"], entries=d["entries"], machine=d.get("machine", ""))
+
+
+def _trusted(d, cubin) -> bool:
+    if not isinstance(d, dict):
+        return False
+    shapes = dict(ptx=str, lowered_names=dict, log=str, arch=int, entries=list, has_cubin=bool, ptx_sha256=str)
+    if any(not isinstance(d.get(k), t) for k, t in shapes.items()):
+        return False
+    if not isinstance(d.get("machine", ""), str):
+        return False
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in d["lowered_names"].items()):
+        return False
+    if not all(isinstance(e, str) for e in d["entries"]) or _sha(d["ptx"].encode()) != d["ptx_sha256"]:
+        return False
+    return cubin is None or _sha(cubin) == d.get("cubin_sha256")
+
+
+def _discard(*paths):
+    for p in paths:
+        try:
+            p.unlink()
+        except OSError:
+            pass
+    return None
+
+
+def _disk_store(k, c) -> None:
+    """The CUBIN first, then the JSON with both hashes, so a reader never sees half an entry."""
+    folder = private_dir()
+    if folder is None:
+        return
+    try:
+        d = dict(ptx=c.ptx, lowered_names=c.lowered_names, log=c.log, arch=c.arch, entries=c.entries,
+                 machine=c.machine, has_cubin=c.cubin is not None, ptx_sha256=_sha(c.ptx.encode()))
+        if c.cubin is not None:
+            d["cubin_sha256"] = _sha(c.cubin)
+            write_private(folder / f"{k}.cubin", c.cubin)
+        write_private(folder / f"{k}.json", json.dumps(d).encode())
+    except OSError:
+        pass

@@ -1,0 +1,130 @@
+"""NVRTC's log, worded for a student: the first error with its line, column and a caret, and a hint.
+
+    raise diagnostics.compile_error(source, log, "cell.cu")     # a CompileError
+
+NVRTC prints ``file(line): error: message``, echoes the line and puts a caret under the column.
+:func:`compile_error` keeps the first error (later ones are often consequences), names how many
+more there are, shows the line before when a ';' is missing at the end of it, and adds a hint
+for the messages students meet most (a misspelt name: "did you mean"; a write through a const
+pointer; a vector type built from a scalar; a header NVRTC cannot find).
+
+This module only words things; it does not compile.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+import re
+
+from ..errors import CompileError, caret_excerpt
+
+_DIAG = re.compile(r"^(?P<file>.*?)\((?P<line>\d+)\): (?P<kind>error|warning|catastrophic error)\s*(?P<code>#\w+-\w)?:?\s*(?P<msg>.*)$")
+
+
+def compile_error(source: str, log: str, filename: str) -> CompileError:
+    """Turn NVRTC's log into one readable error: the first error with its caret, then a count."""
+    lines = (log or "").splitlines()
+    diags = []
+    for i, text in enumerate(lines):
+        m = _DIAG.match(text)
+        if not m or m["kind"] == "warning":
+            continue
+        line, col = int(m["line"]), None
+        # NVRTC echoes the source line indented by two spaces, then a caret line.
+        if i + 2 < len(lines) and lines[i + 2].strip() == "^":
+            col = lines[i + 2].index("^") - 1
+        diags.append((line, col, m["msg"].strip()))
+    if not diags:
+        return CompileError(f"NVRTC could not compile {filename}:\n{log.strip()}", log=log)
+    line, col, msg = diags[0]
+    where = f"{filename}, line {line}" + (f", column {col}" if col else "")
+    short = os.path.basename(filename)
+    text = [f"{msg}  ({where})"]
+    if 'expected a ";"' in msg:
+        text.append(_line_before(source, line, col, short))
+    text.append(caret_excerpt(source, line, col, short))
+    if len(diags) > 1:
+        more = "; ".join(f"line {ln}: {m}" for ln, _, m in diags[1:4])
+        text.append(f"  {len(diags) - 1} more error(s) — {more}")
+    src_lines = source.splitlines()
+    return CompileError("\n".join(t for t in text if t), diagnostics=diags, log=log,
+                        hint=_hint_for(msg, source),
+                        filename=filename, line=None,
+                        source_line=src_lines[line - 1] if 0 < line <= len(src_lines) else None)
+
+
+def _line_before(source, line, col, filename) -> str:
+    """When NVRTC's caret is at the start of a statement, the ';' is missing at the end of the
+    previous line: show that line with a caret after it."""
+    lines = source.splitlines()
+    if not 1 <= line <= len(lines) or col is None:
+        return ""
+    text = lines[line - 1].expandtabs(4)
+    if col - 1 > len(text) - len(text.lstrip()):
+        return ""
+    k = line - 1
+    while k >= 1 and not lines[k - 1].strip():
+        k -= 1
+    prev = lines[k - 1].expandtabs(4).rstrip() if k >= 1 else ""
+    if not prev or prev.endswith((";", "{", "}", ":", ",")) or prev.lstrip().startswith(("#", "//")):
+        return ""
+    head = f"  {filename}:{k} | "
+    return f"{head}{prev}\n{' ' * (len(head) + len(prev))}^ the ';' is probably missing here"
+
+
+CUDA_NAMES = ("threadIdx blockIdx blockDim gridDim warpSize __syncthreads __syncwarp __shfl_sync "
+              "__shfl_down_sync __shfl_xor_sync __shfl_up_sync __ldg atomicAdd atomicSub atomicMax atomicMin "
+              "atomicCAS atomicExch float2 float4 int2 int4 double2 make_float2 make_float4 make_int2 "
+              "__float2half __half2float size_t printf min max fminf fmaxf sqrtf expf __restrict__ "
+              "__shared__ __global__ __device__ __constant__ __forceinline__ unsigned").split()
+
+
+def _did_you_mean(name: str, source: str) -> str | None:
+    words = set(re.findall(r"[A-Za-z_]\w*", re.sub(r"//[^\n]*|/\*.*?\*/", "", source or "", flags=re.S)))
+    cands = sorted((words | set(CUDA_NAMES)) - {name})
+    lower = {c.lower(): c for c in cands}
+    if name.lower() in lower:
+        return lower[name.lower()]
+    close = difflib.get_close_matches(name.lower(), list(lower), n=1, cutoff=0.75)
+    return lower[close[0]] if close else None
+
+
+def _hint_for(msg: str, source: str | None = None) -> str | None:
+    m = msg.lower()
+    if "expected a \";\"" in m:
+        return "a statement is missing its ';' — often at the end of the line before the caret."
+    if "is undefined" in m:
+        name = re.search(r'"([^"]+)"', msg)
+        guess = _did_you_mean(name[1], source) if name else None
+        return ((f"did you mean '{guess}'? " if guess else "") +
+                "check the spelling (C++ is case-sensitive), and that the name is declared before this line "
+                "and in this scope.")
+    if "modifiable lvalue" in m:
+        return ("this assigns to something read-only: an element of a const pointer (the input array?) or a "
+                "const variable. Did you mean to write to the output array?")
+    if "cannot be used to initialize an entity of type" in m and "const" in m.split("cannot")[0]:
+        return ("this drops 'const': the value points to read-only data (a const input), so the new pointer "
+                "must be const too, e.g. const float* p = in;")
+    if "no suitable" in m and "convert" in m:
+        if re.search(r"(float|int|double|char|short|long)[1-4]\b", m):
+            return ("a vector type (float4, int2, ...) is not built from one scalar: to load 4 floats at once "
+                    "cast the pointer, reinterpret_cast<const float4*>(in)[i], or build one with make_float4(...)")
+        return "the two types do not convert into each other; check the declared types and add an explicit cast."
+    if "cannot be assigned to an entity of type" in m or "argument of type" in m:
+        return "the types do not match; check pointer types (float* vs double*) and casts."
+    if "too few arguments" in m or "too many arguments" in m:
+        return "the call does not match the function's parameter list; count the arguments."
+    if "cannot open source file" in m:
+        return _missing_header_hint(msg)
+    return None
+
+
+def _missing_header_hint(msg: str) -> str:
+    """NVRTC has no host headers: say which include paths it searched and what to do instead."""
+    name = re.search(r'"([^"]+)"', msg)
+    header = name[1] if name else "this header"
+    if header.endswith(("cuda_fp16.h", "cuda_bf16.h")):
+        return (f"{header} comes with CUDA's runtime headers (pip install nvidia-cuda-runtime); a transpose "
+                "moves 16-bit values as unsigned short and needs no half type at all.")
+    return (f"NVRTC searches kernels/ and the CUDA headers pip installed; {header} is in neither. A host "
+            "header (iostream, vector...) cannot be used in device code: remove the #include.")

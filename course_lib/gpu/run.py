@@ -1,0 +1,67 @@
+"""Launch a checked kernel on the GPU through CuPy, like calling a CuPy RawKernel.
+
+    gpu.launch(fn, launch)        # launch: what kernel.launch.check returned for this launch
+
+The caller has checked the launch (``Function.check_launch``: the one check the simulator, the
+guard and this module share). This module compiles the module to a CUBIN for this exact GPU
+(``sm_XY``, from an NVRTC the driver can load), copies numpy arguments to the device and the
+ones the kernel may write back, and launches. It does not validate or time anything.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import device
+
+CU_FUNC_ATTRIBUTE_NUM_REGS = 4
+CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+
+
+def _cupy():
+    import cupy
+    return cupy
+
+
+def device_function(fn):
+    """The loaded CUDA function for a course_lib Function (compiled for this GPU, cached on it)."""
+    if fn._gpu_function is None:
+        cp = _cupy()
+        compiled = fn.module.cubin_for(device.info().arch, max_major=device.driver_major())
+        module = cp.cuda.function.Module()
+        module.load(compiled.cubin)
+        entry = compiled.lowered_names.get(fn.name, fn.entry)
+        fn._gpu_module = module  # keep the module alive as long as the function
+        fn._gpu_function = module.get_function(entry)
+    return fn._gpu_function
+
+
+def registers_per_thread(fn) -> int:
+    cp = _cupy()
+    return cp.cuda.driver.funcGetAttribute(CU_FUNC_ATTRIBUTE_NUM_REGS, device_function(fn).ptr)
+
+
+def prepare(fn, launch):
+    """(CUDA function, device arguments, [(host array, device copy) to copy back]) for a checked launch."""
+    cp = _cupy()
+    dev_args, copy_back = [], []
+    for i, a in enumerate(launch.args):
+        if isinstance(a, np.ndarray):
+            d = cp.asarray(a)
+            p = fn.signature[i] if fn.signature and i < len(fn.signature) else None
+            if p is None or not p.const:
+                copy_back.append((a, d))
+            dev_args.append(d)
+        else:
+            dev_args.append(a)
+    func = device_function(fn)
+    if launch.shared_mem + fn.static_shared_bytes > device.limits()["shared_default"]:
+        cp.cuda.driver.funcSetAttribute(func.ptr, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                        int(launch.shared_mem))
+    return func, dev_args, copy_back
+
+
+def launch(fn, launch, stream=None):
+    func, dev_args, copy_back = prepare(fn, launch)
+    func(launch.grid, launch.block, tuple(dev_args), shared_mem=int(launch.shared_mem), stream=stream)
+    for host, dev in copy_back:
+        host[...] = dev.get()

@@ -1,0 +1,270 @@
+"""Open the course: ``course-lab`` starts JupyterLab on the student's own copy of the notebooks.
+
+    course-lab                          # my-notebooks/ (copied from notebooks/ on the first start)
+    course-lab --update 05_bank_conflicts.ipynb     # take the course's newer version of one (or: all)
+    course-lab --container              # macOS: the same, in a Linux container (course_lib.container)
+    course-lab path/to/folder           # serve any folder of notebooks as it is (no copy)
+    course-lab --no-browser --port 9000 --ip 0.0.0.0 --sim
+
+It prints one short block with the URL (token included), the kernel's Python and the backend
+(the GPU CuPy sees, or the CPU simulator), then waits; Ctrl-C stops JupyterLab and its kernels.
+Options it does not know go to ``jupyter lab`` unchanged (``--ServerApp.base_url=/x/``...).
+
+Why a wrapper and not plain ``jupyter lab``: the student's edits live in ``my-notebooks/`` (ignored
+by git), so ``git pull`` never conflicts with them (course_lib.workcopy); the kernel is *this*
+Python even when the user's own Jupyter folders name another; JupyterLab's news pop-up is off; a
+server on a network address without a token is refused (course_lib.labserver). On a machine that
+cannot compile CUDA C++ (macOS: NVRTC has no build there) it says so and points at ``--container``.
+
+This module also holds the one definition of where the course lives (``COURSE_REPO``) and the
+Colab pieces every notebook starts with: :func:`colab_badge` and :func:`colab_install_cell`
+(course_lib.colab checks them). It does not install anything and never changes notebooks/.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import signal
+import sys
+import time
+from pathlib import Path
+
+from .server import Lab, exposure, free_port, lab_env  # noqa: F401  (Lab, free_port: re-exported)
+
+kernel_env = lab_env        # the name the instructor tools and older code use
+
+COURSE_REPO = "https://github.com/transpose-course/transpose-course"   # the one place to change it
+BRANCH = "main"
+FIRST_NOTEBOOK = "00_start_here.ipynb"
+COLAB_CLONE_DIR = "/content/transpose-course"
+BADGE_SVG = "https://colab.research.google.com/assets/colab-badge.svg"
+
+
+# ---------------------------------------------------------------------------- Colab
+
+def colab_url(notebook: str, repo: str = COURSE_REPO, branch: str = BRANCH) -> str:
+    """The 'Open in Colab' link of notebooks/<notebook> in `repo` (a GitHub URL)."""
+    owner_name = repo.rstrip("/").removesuffix(".git").split("github.com/", 1)[-1]
+    return f"https://colab.research.google.com/github/{owner_name}/blob/{branch}/notebooks/{Path(notebook).name}"
+
+
+def colab_badge(notebook: str, repo: str = COURSE_REPO, branch: str = BRANCH) -> str:
+    """Markdown for the badge in the title cell."""
+    return f"[![Open In Colab]({BADGE_SVG})]({colab_url(notebook, repo, branch)})"
+
+
+def colab_install_cell(repo: str = COURSE_REPO) -> str:
+    """The source of the first code cell (tag it ``colab-install``). Outside Colab, or when the course
+    is already installed (a rerun, a restarted session), it does nothing; a clone left by an
+    interrupted run is reused. A plain (not editable) install, because an editable one is only
+    importable after a runtime restart (its import hook is a .pth file, read when Python starts).
+    pip adds only what Colab lacks: Colab already has numpy, plotly, ipywidgets 7, CuPy and (with
+    torch) NVRTC (tests/test_colab.py checks this against a list of Colab's packages)."""
+    return ("# On Colab only: install the course (does nothing anywhere else, or once it is installed)\n"
+            "import importlib.util, sys\n"
+            "if \"google.colab\" in sys.modules and importlib.util.find_spec(\"course_lib\") is None:\n"
+            f"    !test -d {COLAB_CLONE_DIR} || git clone -q --depth 1 {repo} {COLAB_CLONE_DIR}\n"
+            f"    %pip install -q {COLAB_CLONE_DIR}\n"
+            "    importlib.invalidate_caches()")
+
+
+
+
+# ---------------------------------------------------------------------------- finding things
+
+def notebooks_dir(path: str | os.PathLike | None = None) -> Path:
+    """The folder to open: `path`, else notebooks/ of the checkout this package was installed
+    from (pip install -e .), else ./notebooks. Raises FileNotFoundError with what to do."""
+    if path is not None:
+        p = Path(path).expanduser().resolve()
+        if not p.is_dir():
+            raise FileNotFoundError(f"{p} is not a folder")
+        return p
+    for p in (Path(__file__).resolve().parent.parent / "notebooks", Path.cwd() / "notebooks"):
+        if p.is_dir():
+            return p
+    raise FileNotFoundError("cannot find the course's notebooks/ folder: this course_lib is not an editable "
+                            f"install of a checkout. Clone {COURSE_REPO}, `pip install -e \".[lab]\"` there, "
+                            "or pass the folder: course-lab path/to/notebooks")
+
+
+def describe_backend(env: dict) -> str:
+    """What the kernels will use, in words (imports CuPy: about a second)."""
+    if env.get("COURSE_LIB_BACKEND", "").lower() in ("sim", "cpu", "simulator"):
+        return "CPU simulator (COURSE_LIB_BACKEND=sim): metrics are exact; times are not measured"
+    try:
+        from .. import gpu
+        if gpu.available():
+            return f"GPU: {gpu.info().name} (kernels run on it; the simulator gives the metrics)"
+    except Exception:       # a broken CUDA install must not stop the course from opening
+        pass
+    return "CPU simulator (no NVIDIA GPU found): metrics are exact; times are not measured"
+
+
+def compiler_problem() -> str | None:
+    """None when NVRTC loads; else the CompileError's text (what is wrong and what to do)."""
+    from ..compile import nvrtc
+    from ..errors import CompileError
+    try:
+        nvrtc.nvrtc_version()
+        return None
+    except CompileError as exc:
+        return str(exc)
+
+
+# ---------------------------------------------------------------------------- the command
+
+TOKEN_OPTIONS = ("--IdentityProvider.token=", "--ServerApp.token=", "--NotebookApp.token=")
+
+
+def _can_open_browser() -> bool:
+    # with no display, webbrowser falls back to a text browser that takes over the terminal
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+                                                 or os.environ.get("BROWSER")):
+        return False
+    return True
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="course-lab", description="Open the transpose course in JupyterLab.",
+                                 epilog="Other options go to `jupyter lab` as they are.")
+    ap.add_argument("notebooks", nargs="?", help="serve this folder as it is (default: your copy, my-notebooks/)")
+    ap.add_argument("--port", type=int, default=None, help="port (default: the first free one from 8888)")
+    ap.add_argument("--ip", default="127.0.0.1", help="address to listen on (0.0.0.0 for a remote machine)")
+    ap.add_argument("--no-browser", action="store_true", help="only print the URL")
+    ap.add_argument("--sim", action="store_true", help="use the CPU simulator even when there is a GPU")
+    ap.add_argument("--token", default=None, help="the access token (default: a random one)")
+    ap.add_argument("--allow-no-token", action="store_true",
+                    help="allow --token '' on a network address (anyone who reaches it runs code as you)")
+    ap.add_argument("--work", default=None, metavar="DIR",
+                    help="where your copy of the notebooks lives (default: my-notebooks/ beside notebooks/)")
+    ap.add_argument("--update", nargs="+", metavar="NOTEBOOK",
+                    help="replace your copy of these notebooks (or: all) by the course's, keeping yours beside it")
+    ap.add_argument("--container", action="store_true",
+                    help="run the course in a Linux container (macOS: NVRTC has no build there; needs Docker)")
+    ap.add_argument("--rebuild", action="store_true", help="with --container: rebuild the image first")
+    ap.add_argument("--without-compiler", action="store_true",
+                    help="open the notebooks even though this machine cannot compile CUDA C++")
+    ap.add_argument("--write-jupyter-config", metavar="DIR",
+                    help="write course-lab's JupyterLab settings and save hook into a Jupyter config folder "
+                         "(a JupyterHub's <prefix>/etc/jupyter), then exit")
+    return ap
+
+
+def _token(args, extra) -> tuple[str | None, list]:
+    """The token from --token or a Jupyter option for it (which then is not passed on twice)."""
+    token, rest = args.token, []
+    for a in extra:
+        if a.startswith(TOKEN_OPTIONS):
+            token = a.split("=", 1)[1]
+        else:
+            rest.append(a)
+    return token, rest
+
+
+def _folder(args) -> Path:
+    """The folder to serve: the one named, or the student's copy, synced (and updated) first."""
+    from .workcopy import WorkCopy
+    if args.notebooks is not None:
+        return notebooks_dir(args.notebooks)
+    work = WorkCopy(notebooks_dir(), Path(args.work).expanduser() if args.work else None)
+    report = work.take(args.update) if args.update else work.sync()
+    print(f"Your notebooks: {work.folder}\n  (yours to edit; the course's originals are in {work.upstream}, "
+          "which `git pull` updates)" + (f"\n{report}" if str(report) else ""), flush=True)
+    return work.folder
+
+
+def main(argv=None) -> int:
+    args, extra = parser().parse_known_args(argv)
+    if args.write_jupyter_config:
+        from .server import write_config
+        for path in write_config(Path(args.write_jupyter_config).expanduser()):
+            print(f"wrote {path}")
+        return 0
+    token, extra = _token(args, extra)
+    token = secrets.token_hex(24) if token is None else token
+    try:
+        warning = exposure(args.ip, token, args.allow_no_token)
+        if args.container and args.notebooks is not None:
+            raise FileNotFoundError("--container serves your copy of the course (my-notebooks/, or --work DIR); "
+                                    "leave the folder out")
+        served = _folder(args)
+    except (PermissionError, FileNotFoundError, ValueError) as exc:
+        print(f"course-lab: {exc}", file=sys.stderr)
+        return 2
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
+    first = FIRST_NOTEBOOK if (served / FIRST_NOTEBOOK).exists() else None
+    port = args.port if args.port is not None else free_port()
+    url = f"http://localhost:{port}/lab" + (f"/tree/{first}" if first else "") + (f"?token={token}" if token else "")
+    want_browser = not args.no_browser and _can_open_browser()
+    if args.container:
+        return _in_container(args, extra, served, port, token, url, want_browser)
+    problem = None if args.without_compiler else compiler_problem()
+    if problem:
+        print(f"course-lab: {problem}\n(to open the notebooks anyway, without compiling anything: "
+              "course-lab --without-compiler)", file=sys.stderr)
+        return 2
+    lab = Lab(served, port=port, ip=args.ip, token=token, backend="sim" if args.sim else None, first=first,
+              extra_args=["--log-level=WARN", *extra], allow_no_token=args.allow_no_token)
+    # the server runs in a session of its own: a SIGTERM/SIGHUP to us must stop it too
+    for sig in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            signal.signal(sig, _raise_interrupt)
+    try:
+        lab.start()
+    except RuntimeError as exc:
+        print(f"course-lab: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        lab.stop()
+        return 0
+    try:
+        env = dict(os.environ, **({"COURSE_LIB_BACKEND": "sim"} if args.sim else {}))
+        print("\nTranspose course: JupyterLab is running", flush=True)
+        print(f"  notebooks: {served}")
+        print(f"  kernel:    {sys.executable} (Python {sys.version.split()[0]})")
+        print(f"  backend:   {describe_backend(env)}")
+        print(f"  open:      {lab.url()}")
+        print("Press Ctrl-C to stop JupyterLab and its kernels.\n", flush=True)
+        if warning:
+            print(warning, file=sys.stderr, flush=True)
+        if want_browser:
+            import webbrowser
+            webbrowser.open(lab.url())
+        while lab.proc.poll() is None:
+            time.sleep(0.5)
+        return lab.proc.returncode or 0
+    except KeyboardInterrupt:
+        print("\nstopping JupyterLab...", flush=True)
+        return 0
+    finally:
+        lab.stop()
+
+
+def _in_container(args, extra, served, port, token, url, want_browser) -> int:
+    from . import container
+
+    def ready():
+        print(f"\nTranspose course (in a container): open {url}\nPress Ctrl-C to stop it.\n", flush=True)
+        if want_browser:
+            import webbrowser
+            webbrowser.open(url)
+    # inside, JupyterLab listens on every address of the container; what reaches it is the port the
+    # engine publishes on --ip (this machine only, by default), checked like a server of our own above
+    lab_args = [*(["--sim"] if args.sim else []), *(["--allow-no-token"] if not token else []), *extra]
+    try:
+        return container.start(notebooks_dir(), served, port=port, token=token, lab_args=lab_args,
+                               rebuild=args.rebuild, on_ready=ready, publish=args.ip)
+    except container.ContainerError as exc:
+        print(f"course-lab: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,234 @@
+"""Instructor tools: the instructor copy, refreshing stored outputs, checking exercises.
+
+    python -m course_lib instructor build --out DIR [--repo URL] [--branch B] [--no-execute] [NOTEBOOK...]
+    python -m course_lib instructor refresh [NOTEBOOK...] [--jobs N]
+    python -m course_lib instructor check [NOTEBOOK...] [--fix-urls] [--fix-metadata] [--fix-colab]
+
+notebooks/ holds the student notebooks: each exercise cell is the stub of its solution file,
+kernels/solutions/<key>.cu (course_lib.solutions). ``build`` writes DIR/instructor (every exercise
+cell with its solution put back, markers and all, then executed on the simulator so the outputs
+show the solutions passing; ``--no-execute`` skips that) and DIR/student (the notebooks as they
+are: any BEGIN/END SOLUTION block an author left in a cell is replaced by its stub, and outputs
+that would show a solution line are cleared). It refuses to write anything when a marker is
+unbalanced, an exercise cell is not its file's stub, or a solution line would still be visible.
+``--repo``/``--branch`` rewrite the Colab badge and the clone URL (default: ``course_lab.COURSE_REPO``).
+
+``refresh`` re-executes notebooks in place with nbclient's defaults on the simulator
+(COURSE_LIB_BACKEND=sim), as nbval compares them; a notebook with an unexpected error is not
+written, and one whose outputs did not change is the same bytes (course_lib.stored: the kernelspec
+JupyterLab writes, stable widget ids, no timestamps), so it is not written either.
+
+``check`` verifies each notebook's Colab badge and install cell (colab.check_colab_cell), that
+opening it in JupyterLab would not change it (``--fix-metadata``), and each exercise: its cell is its
+file's stub, the solution passes its checker, the stub compiles and fails it with hints, and nothing
+in the notebook shows a solution line. Nothing here runs on a GPU or changes notebooks except
+``refresh``, ``--fix-*`` and ``--sync-stubs``.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+from pathlib import Path
+
+from ..teach import solutions
+from ..teach.solutions import has_solution, strip_solutions
+from . import colab, course_lab, stored
+from .refresh import refresh, refresh_one  # noqa: F401
+from .release import (
+    BuildError,
+    SolutionCell,
+    build,
+    cell_state,
+    exercise_cells,
+    rewrite_urls,
+    solution_cells,
+    student_notebook,
+)
+
+
+def _nbformat():
+    import nbformat
+    return nbformat
+
+
+def notebook_paths(names=(), folder=None) -> list[Path]:
+    """The named notebooks (paths, or names inside `folder`), or every NN_*.ipynb of the course."""
+    folder = Path(folder) if folder else course_lab.notebooks_dir()
+    if not names:
+        return sorted(folder.glob("[0-9][0-9]_*.ipynb"))
+    out = []
+    for n in names:
+        p = Path(n)
+        p = p if p.exists() else folder / p.name
+        if not p.exists():
+            raise FileNotFoundError(f"no notebook {n}")
+        out.append(p)
+    return out
+
+
+# ---------------------------------------------------------------------------- exercise cells
+
+def verify_solution_cell(sc: SolutionCell) -> list[str]:
+    """Problems with one solution cell: the solution must pass its checker (or compile, without
+    one); the student stub must compile and fail the checker with a hint for every problem."""
+    from ..errors import KernelError
+    from ..notebook import magic
+    from ..teach import exercises
+    try:
+        stub = strip_solutions(sc.source)
+    except ValueError as exc:
+        return [f"solution markers: {exc}"]
+    if not sc.cuda:
+        from IPython.core.inputtransformer2 import TransformerManager
+        problems = []
+        for what, src in (("solution", sc.source), ("student stub", stub)):
+            try:
+                compile(TransformerManager().transform_cell(src), str(sc), "exec")
+            except SyntaxError as exc:
+                problems.append(f"the {what} is not valid Python: {exc}")
+        return problems
+    problems, reports = [], {}
+    for what, src in (("solution", sc.source), ("student stub", stub)):
+        line, _, body = src.lstrip().partition("\n")
+        try:
+            _, names = magic.compile_cell(line[len("%%cuda"):].strip(), body)
+        except KernelError as exc:
+            problems.append(f"the {what} does not compile: {exc.message}")
+            continue
+        if sc.key is None:
+            continue
+        if sc.key not in exercises.EXERCISES:
+            return problems + [f"exercises.check names '{sc.key}', which course_lib.exercises does not define"]
+        ex = exercises.get(sc.key)
+        fn = names.get(sc.kernel or ex.kernel) or names.get(ex.kernel)
+        try:
+            reports[what] = exercises.check(ex, fn)
+        except Exception as exc:       # the checker must answer, never raise
+            problems.append(f"the checker raised on the {what}: {type(exc).__name__}: {exc}")
+    sol, stub_report = reports.get("solution"), reports.get("student stub")
+    if sol is not None and not sol.ok:
+        problems.append(f"the solution fails its checker:\n{sol!r}")
+    if stub_report is not None:
+        if stub_report.ok:
+            problems.append("the student stub passes the checker: the exercise asks for nothing")
+        elif not all(hint for _, hint in stub_report.problems):
+            problems.append(f"the checker's answer to the stub has a problem without a hint:\n{stub_report!r}")
+    return problems
+
+
+def _fix_stored(nb, path, fix_metadata, fix_colab) -> list[str]:
+    """check --fix-metadata / --fix-colab: change only the kernelspec and the install cell's source,
+    write the notebook back if either changed, and say what changed."""
+    fixed = []
+    if fix_metadata and stored.set_kernelspec(nb):
+        fixed.append(f"kernelspec set to {stored.KERNELSPEC['display_name']!r}")
+    if fix_colab and colab.fix_install_cell(nb):
+        fixed.append("colab-install cell set to course_lab.colab_install_cell()")
+    if fixed:
+        _nbformat().write(nb, path)
+    return fixed
+
+
+# ---------------------------------------------------------------------------- the command
+
+def file_solution_cells(nb, name="") -> list[SolutionCell]:
+    """Each exercise cell of a notebook as its instructor version (the solution file's body)."""
+    return [SolutionCell(name, ec.index, f"{ec.magic}\n{solutions.body(ec.key)}", ec.key, None, ec.check_index)
+            for ec in exercise_cells(nb, name) if not has_solution(nb.cells[ec.index].source)]
+
+
+def sync_stubs(nb, name="") -> list[str]:
+    """Rewrite every exercise cell that is not its file's stub (nor its solution) as the stub."""
+    changed = []
+    for ec in exercise_cells(nb, name):
+        if cell_state(nb, ec) == "edited":
+            nb.cells[ec.index].source = f"{ec.magic}\n{solutions.stub(ec.key)}"
+            changed.append(f"{ec}: set to the stub of kernels/solutions/{ec.key}.cu")
+    return changed
+
+
+def _exercise_cell_problems(nb, name) -> list[str]:
+    problems = []
+    for ec in exercise_cells(nb, name):
+        if cell_state(nb, ec) == "edited":
+            body = solutions.split_cell(nb.cells[ec.index].source)[1]
+            diff = list(difflib.unified_diff(solutions.stub(ec.key).splitlines(), body.splitlines(),
+                                             f"stub of kernels/solutions/{ec.key}.cu", "the cell", lineterm="", n=0))
+            problems.append(f"{ec}: the cell is not the stub of its solution file (edit the file, then "
+                            "--sync-stubs):\n" + "\n".join(diff[2:12]))
+        if ec.check_index is None:
+            problems.append(f"{ec}: no cell calls exercises.check('{ec.key}', ...) after it")
+    return problems
+
+
+def check(paths, fix_urls=False, sync=False, log=print, fix_metadata=False, fix_colab=False) -> bool:
+    nbf, ok = _nbformat(), True
+    for p in paths:
+        nb = nbf.read(p, as_version=4)
+        if fix_urls and rewrite_urls(nb, p.name):
+            nbf.write(nb, p)
+            log(f"{p.name}: Colab badge / clone URL set to {course_lab.COURSE_REPO}")
+        fixed = _fix_stored(nb, p, fix_metadata, fix_colab)
+        if fixed:
+            log(f"{p.name}: " + ", ".join(fixed))
+        if sync and (changed := sync_stubs(nb, p.name)):
+            nbf.write(nb, p)
+            for x in changed:
+                log(x + " (run `instructor refresh` on it)")
+        problems = ([f"Colab: {x}" for x in colab.check_colab_cell(nb, p.name)] + stored.problems(nb)
+                    + _exercise_cell_problems(nb, p.name))
+        for sc in solution_cells(nb, p.name) + file_solution_cells(nb, p.name):
+            problems += [f"{sc}: {x}" for x in verify_solution_cell(sc)]
+            if sc.key is None and sc.cuda:
+                log(f"{sc}: no exercises.check cell after it (solution and stub compile only)")
+        try:
+            _, notes = student_notebook(nb, p.name)
+            if not solution_cells(nb, p.name):      # a student notebook: nothing may need clearing
+                problems += [f"stored output shows a solution: {n}" for n in notes[1:]]
+        except BuildError as exc:
+            problems.append(str(exc))
+        ok &= not problems
+        log(f"{p.name}: " + ("ok" if not problems else f"{len(problems)} problem(s)"))
+        for x in problems:
+            log("  - " + x.replace("\n", "\n    "))
+    return ok
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m course_lib instructor", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="write the student notebooks and the instructor copy (solutions in)")
+    b.add_argument("--out", required=True, help="folder for student/ and instructor/")
+    b.add_argument("--no-execute", action="store_true", help="do not execute the instructor copy")
+    b.add_argument("--repo", default=course_lab.COURSE_REPO, help="GitHub URL for the Colab badge and clone")
+    b.add_argument("--branch", default=course_lab.BRANCH, help="branch the Colab badge opens")
+    r = sub.add_parser("refresh", help="re-execute notebooks on the simulator, store their outputs")
+    r.add_argument("--jobs", "-j", type=int, default=1, help="notebooks executed at once")
+    r.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    c = sub.add_parser("check", help="Colab cell, badge and exercises of each notebook")
+    c.add_argument("--fix-urls", action="store_true", help=f"set badge and clone URL to {course_lab.COURSE_REPO}")
+    c.add_argument("--sync-stubs", action="store_true",
+                   help="rewrite exercise cells as the stubs of their kernels/solutions/ files")
+    c.add_argument("--fix-metadata", action="store_true", help="store the kernelspec JupyterLab writes (outputs untouched)")
+    c.add_argument("--fix-colab", action="store_true", help="make the colab-install cell course_lab.colab_install_cell()")
+    for p in (b, r, c):
+        p.add_argument("notebooks", nargs="*", help="notebooks (default: all of notebooks/)")
+    args = ap.parse_args(argv)
+    try:
+        paths = notebook_paths(args.notebooks)
+        if args.cmd == "build":
+            build(paths, args.out, args.repo, args.branch, execute=not args.no_execute)
+            print(f"wrote {Path(args.out) / 'student'} and {Path(args.out) / 'instructor'}")
+            return 0
+        if args.cmd == "refresh":
+            return 0 if refresh(paths, args.jobs, args.timeout) else 1
+        return 0 if check(paths, args.fix_urls, args.sync_stubs, fix_metadata=args.fix_metadata,
+                          fix_colab=args.fix_colab) else 1
+    except (FileNotFoundError, BuildError) as exc:
+        print(f"instructor {args.cmd}: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,347 @@
+"""Pictures for the course: plotly figures and small HTML listings, built from simulator runs.
+
+    from course_lib import draw
+    draw.sectors(run, op="st")        # which 32-byte sectors one warp's global access touches
+    draw.banks(run, op="ld")          # bank x wavefront map of one warp's shared access
+    draw.bank_cost(addresses)         # (wavefronts, conflicts) of one warp's shared access
+    draw.bandwidth(results)           # effective bandwidth bars against the copy ceiling
+    draw.sweep(xs, {"PAD=0": ys})     # a line chart for sweeps (conflicts vs padding, ...)
+    draw.listing(run)                 # the kernel's source, each memory line annotated (HTML)
+    draw.listing(run, view="sass")    # ... with each line's machine code, fused accesses marked
+    draw.table({"naive": run, ...})   # metrics side by side (HTML)
+    draw.fit_title(fig)               # title lines short enough for a notebook (course_lib.fit)
+
+``sectors`` and ``banks`` take a SimRun (they read ``run.accesses``, the traced block) or raw
+byte addresses (``addresses=`` one warp's 32 addresses, -1 for an inactive lane), so a notebook
+can also draw an index mapping it computed in numpy. Counts shown in titles come from the
+simulator's own rules (``sim.metrics``), so a picture never disagrees with the metrics.
+
+:func:`configure` (called by ``course_lib.setup()``) makes notebooks store figures as figure
+JSON only (``application/vnd.plotly.v1+json``, a few kB with the small ``course`` template):
+never plotly.js, never base64 images. On Colab it uses Colab's renderer, which loads plotly.js
+from a CDN at view time. This module does not run kernels or compute bandwidths.
+"""
+from __future__ import annotations
+
+import html
+import os
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.subplots import make_subplots
+
+from ..sim.code_view import body_end
+from ..sim.metrics import _pairs_share_address, shared_wavefronts
+from .fit import fit_title  # noqa: F401  (draw.fit_title: part of this module's API)
+
+OK, BAD, MAIN, PALE = "#2a9d8f", "#e63946", "#457b9d", "#a8dadc"
+TEMPLATE = go.layout.Template(layout=dict(
+    font=dict(family="Helvetica, Arial, sans-serif", size=12), paper_bgcolor="white",
+    plot_bgcolor="white", margin=dict(l=70, r=20, t=60, b=45), colorway=[MAIN, BAD, OK, "#f4a261", "#6d597a"],
+    xaxis=dict(gridcolor="#eee", linecolor="#999", zeroline=False),
+    yaxis=dict(gridcolor="#eee", linecolor="#999", zeroline=False)))
+
+
+def configure(renderer: str | None = None) -> str:
+    """Small template; figure-JSON-only renderer (Colab: 'colab'). Returns the renderer used.
+
+        draw.configure()          # done by cl.setup(); draw.configure("browser") outside Jupyter
+    """
+    pio.templates["course"] = TEMPLATE
+    pio.templates.default = "course"
+    if renderer is None:
+        renderer = "colab" if on_colab() else "plotly_mimetype"
+    pio.renderers.default = renderer
+    return renderer
+
+
+def on_colab() -> bool:
+    """Whether this kernel runs on Google Colab (whose front end shows no plotly JSON, only HTML)."""
+    return "COLAB_NOTEBOOK_ID" in os.environ or "COLAB_RELEASE_TAG" in os.environ
+
+
+# ------------------------------------------------------------------------ picking an access
+
+def pick(run, space: str, op: str | None = None, line: int | None = None, nth: int = 0) -> dict:
+    """One traced execution of a memory instruction: dict(pc, line, space, width, op, addresses).
+
+    Chooses by space ('global'/'shared'), op ('ld'/'st') and source line; `nth` picks among
+    several (an unrolled loop has one instruction per iteration).
+
+        pick(run, "shared", "ld")["addresses"][0]      # 32 byte addresses of warp 0's first read
+    """
+    recs = [r for r in run.accesses if r["space"] == space and (op is None or r["op"] == op)
+            and (line is None or r["line"] == line)]
+    if not recs:
+        have = sorted({(r["space"], r["op"], r["line"]) for r in run.accesses})
+        raise ValueError(f"no traced {space} {op or 'access'}" + (f" on line {line}" if line else "")
+                         + f"; traced: {', '.join(f'{s} {o} line {n}' for s, o, n in have) or 'none'}")
+    return recs[min(nth, len(recs) - 1)]
+
+
+def _warp(run, addresses, width, space, op, line, warp, nth):
+    if addresses is not None:
+        a = np.asarray(addresses, np.int64).reshape(-1)
+        return np.pad(a, (0, 32 - a.size), constant_values=-1), width, op, f"warp {warp}"
+    r = pick(run, space, op, line, nth)
+    return r["addresses"][warp], r["width"], r["op"], f"line {r['line']}, warp {warp}"
+
+
+# ------------------------------------------------------------------------ global: sectors
+
+def _cells(x, y, text, color, name, size=13):
+    """Square markers on a grid: a heatmap whose stored JSON is a few short lists (a 32 x 32
+    heatmap is two thousand lines of notebook JSON)."""
+    return go.Scatter(x=x, y=y, text=text, mode="markers+text", name=name, textfont=dict(size=8, color="white"),
+                      marker=dict(symbol="square", size=size, color=color), hoverinfo="text+name")
+
+
+def sectors(run=None, *, addresses=None, width: int = 4, op: str | None = "st", line: int | None = None,
+            warp: int = 0, nth: int = 0, title: str | None = None) -> go.Figure:
+    """Lanes (x) against the 32-byte sectors they touch (y) for one warp's global access.
+
+    Coalesced: a few sectors, each shared by many lanes. Strided: a diagonal, one sector per lane.
+
+        draw.sectors(run, op="st")                          # from a simulated transpose
+        draw.sectors(addresses=np.arange(32) * 4 * 8)       # stride 8 floats, no kernel needed
+    """
+    a, width, op, where = _warp(run, addresses, width, "global", op, line, warp, nth)
+    lanes = np.nonzero(a >= 0)[0]
+    pairs = [(int(t), int(sec)) for t in lanes for sec in range(a[t] >> 5, ((a[t] + width - 1) >> 5) + 1)]
+    touched = sorted({sec for _, sec in pairs})
+    label = {sec: f"+{(sec - touched[0]) * 32} B" for sec in touched} if touched else {}
+    used, moved = lanes.size * width, len(touched) * 32
+    word = {"ld": "load", "st": "store"}.get(op, "access")
+    fig = go.Figure(_cells([t for t, _ in pairs], [label[sec] for _, sec in pairs], [str(t) for t, _ in pairs],
+                           MAIN, "lane -> sector"))
+    fig.update_layout(
+        title=title or f"global {word}, {where}: {len(touched)} sector(s) for {lanes.size} lanes — "
+                       f"{used} of {moved} bytes moved are used ({used / max(moved, 1):.0%})",
+        xaxis=dict(title="lane (thread of the warp)", range=[-1, 32], dtick=4),
+        yaxis=dict(title="sector (bytes from the first)", type="category", autorange="reversed", automargin=True,
+                   categoryorder="array", categoryarray=[label[sec] for sec in touched]),
+        showlegend=False, height=min(700, max(260, 170 + 17 * len(touched))))
+    return fig
+
+
+def bank_map(addresses, width: int = 4, is_load: bool = True):
+    """For one warp: a list of phases, each dict(lanes, cost, cells) where cells maps
+    (wavefront, bank) to the lanes served then. Same rules as the simulator's metrics.
+
+        [p["cost"] for p in bank_map(8 * np.arange(32), width=8)]     # [1, 1]: two half-warps
+    """
+    a = np.asarray(addresses, np.int64).reshape(1, 32)
+    act = a >= 0
+    n = 1 if width <= 4 else (2 if width == 8 else 4)
+    if is_load and n > 1 and (_pairs_share_address(a, act, 1) | _pairs_share_address(a, act, 2))[0]:
+        n //= 2
+    size, phases = 32 // n, []
+    for p in range(n):
+        cells, words_of_bank = {}, {}
+        lanes = [int(t) for t in range(p * size, (p + 1) * size) if act[0, t]]
+        for t in lanes:
+            for k in range(max(1, width // 4)):
+                word = int(a[0, t]) // 4 + k
+                words_of_bank.setdefault(word % 32, set()).add(word)
+        order = {b: sorted(ws) for b, ws in words_of_bank.items()}
+        for t in lanes:
+            for k in range(max(1, width // 4)):
+                word = int(a[0, t]) // 4 + k
+                cells.setdefault((order[word % 32].index(word), word % 32), []).append(t)
+        cost = max((len(ws) for ws in order.values()), default=0)
+        phases.append(dict(lanes=(p * size, (p + 1) * size - 1), cost=cost, cells=cells))
+    return phases
+
+
+def bank_cost(addresses, width: int = 4, op: str = "ld") -> tuple[int, int]:
+    """(wavefronts, bank conflicts) of one warp's shared access, by the simulator's rules; for
+    index mappings computed in numpy (e.g. Giles's k = i + j*I for notebook 08).
+
+        draw.bank_cost(4 * (np.arange(32) * 5))      # stride 5 floats: (1, 0)
+    """
+    a = np.asarray(addresses, np.int64).reshape(1, 32)
+    wf, conflicts, _ = shared_wavefronts(a, a >= 0, width, op == "ld")
+    return wf, conflicts
+
+
+def banks(run=None, *, addresses=None, width: int = 4, op: str = "ld", line: int | None = None,
+          warp: int = 0, nth: int = 0, title: str | None = None) -> go.Figure:
+    """Banks (x) against wavefronts (y) for one warp's shared access; each square names the lane
+    a bank serves in that wavefront. Row 0 is free; every red square is a bank conflict. 8- and
+    16-byte accesses are drawn per phase (half- or quarter-warps) side by side.
+
+        draw.banks(run, op="ld")                                  # the tile's column read
+        draw.banks(addresses=4 * (np.arange(32) * 33))            # column of a [32][33] tile
+    """
+    a, width, op, where = _warp(run, addresses, width, "shared", op, line, warp, nth)
+    phases = bank_map(a, width, op == "ld")
+    wf, conflicts, _ = shared_wavefronts(a.reshape(1, 32), (a >= 0).reshape(1, 32), width, op == "ld")
+    depth = max(1, max(p["cost"] for p in phases))
+    n = len(phases)
+    fig = make_subplots(rows=n, cols=1, shared_xaxes=True, vertical_spacing=0.3 / n,
+                        subplot_titles=[f"phase {i}: lanes {p['lanes'][0]}-{p['lanes'][1]}, {p['cost']} wavefront(s)"
+                                        for i, p in enumerate(phases, 1)] if n > 1 else None)
+    for i, p in enumerate(phases, 1):
+        for conflict in (False, True):
+            cells = sorted((b, d, lanes) for (d, b), lanes in p["cells"].items() if (d > 0) == conflict)
+            fig.add_trace(_cells([b for b, _, _ in cells], [d for _, d, _ in cells],
+                                 [",".join(map(str, ls[:2])) + ("…" if len(ls) > 2 else "") for _, _, ls in cells],
+                                 BAD if conflict else OK, "conflict: waits" if conflict else "served at once"),
+                          row=i, col=1)
+        fig.update_yaxes(title_text="wavefront", autorange="reversed", range=[-0.7, depth - 0.3],
+                         dtick=max(1, depth // 8), row=i, col=1)
+    fig.update_xaxes(range=[-1, 32], dtick=4)
+    fig.update_xaxes(title_text="bank", row=n, col=1)
+    ways = max(p["cost"] for p in phases)
+    word = {"ld": "load", "st": "store"}.get(op, "access")
+    fig.update_layout(
+        title=title or f"shared {word} ({width} B), {where}: {wf} wavefront(s), {conflicts} bank conflict(s)"
+                       + (f" — {ways}-way" if ways > 1 else " — conflict-free"),
+        showlegend=False, height=min(900, 130 + n * (60 + 16 * depth)))
+    return fig
+
+
+# ------------------------------------------------------------------------ bandwidth
+
+def bandwidth(results, *, ceiling: float | None = None, device: str | None = None,
+              measured: bool | None = None, title: str | None = None) -> go.Figure:
+    """Effective bandwidth per kernel (GB/s) as bars, with the copy ceiling as a dashed line.
+
+    `results`: backend Results (measured on a GPU, or modelled when simulated) or a dict
+    name -> GB/s (say ``measured=``). Modelled bars are hatched and the title says MODELLED.
+
+        draw.bandwidth([sim.run("naive_row"), sim.run("padded")])
+        draw.bandwidth({"copy": 2900, "naive": 900}, measured=True, device="H100")
+    """
+    items = []
+    if isinstance(results, dict):
+        items = [(k, float(v), bool(measured)) for k, v in results.items()]
+    else:
+        for r in results:
+            got = r.gbps if r.gbps is not None else r.model_gbps
+            items.append((r.name, got, r.gbps is not None))
+            ceiling = ceiling or (r.copy_gbps if r.gbps is not None else r.model_copy_gbps)
+            device = device or r.device
+    is_measured = all(m for _, _, m in items)
+    names, values = [n for n, _, _ in items], [v for _, v, _ in items]
+    text = [f"{v:.0f} GB/s" + (f" ({v / ceiling:.0%} of copy)" if ceiling else "") for v in values]
+    fig = go.Figure(go.Bar(x=values, y=names, orientation="h", text=text, textposition="auto",
+                           marker=dict(color=[MAIN if m else PALE for _, _, m in items],
+                                       pattern=dict(shape=["" if m else "/" for _, _, m in items]))))
+    if ceiling:
+        fig.add_vline(x=ceiling, line=dict(dash="dash", color=BAD),
+                      annotation_text=f"copy {ceiling:.0f} GB/s", annotation_position="top")
+    kind = f"measured on {device}" if is_measured else \
+        f"MODELLED for {device or 'a GPU'} from simulator counts (course_lib.model), not measured"
+    fig.update_layout(title=title or f"Effective bandwidth (2 × bytes / time)<br><sup>{kind}</sup>",
+                      xaxis=dict(title="GB/s", rangemode="tozero"),
+                      yaxis=dict(autorange="reversed", type="category", automargin=True), height=160 + 34 * len(items))
+    return fig
+
+
+def sweep(x, series: dict, *, xlabel: str = "", ylabel: str = "", title: str = "", log_y: bool = False) -> go.Figure:
+    """A line chart, one line per entry of `series` (label -> values over `x`).
+
+        draw.sweep([0, 1, 2], {"32x32 tile": [32, 1, 2]}, xlabel="PAD", ylabel="wavefronts/request")
+    """
+    fig = go.Figure([go.Scatter(x=list(x), y=list(v), name=k, mode="lines+markers") for k, v in series.items()])
+    fig.update_layout(title=title, xaxis=dict(title=xlabel), yaxis=dict(title=ylabel, type="log" if log_y else None),
+                      height=360, showlegend=len(series) > 1)
+    return fig
+
+
+# ------------------------------------------------------------------------ HTML listings
+
+class HTMLText:
+    """Something with an HTML face (JupyterLab) and a text face (terminals, nbval's text/plain)."""
+
+    def __init__(self, html_: str, text: str):
+        self.html, self.text = html_, text
+
+    def _repr_html_(self):
+        return self.html
+
+    def __repr__(self):
+        return self.text
+
+
+def _note(rows) -> tuple[str, bool]:
+    """'global st: 32.0 sectors/req; shared ld: 32.0 wavefronts/req (32-way)' for one line."""
+    bits, good = [], True
+    for space, op in (("global", "ld"), ("shared", "st"), ("shared", "ld"), ("global", "st")):
+        rs = [r for r in rows if r["space"] == space and r["op"] == op and r["requests"]]
+        req = sum(r["requests"] for r in rs)
+        if not req:
+            continue
+        if space == "global":
+            ratio, ideal = sum(r["sectors"] for r in rs) / req, max(1, max(r["width"] for r in rs))
+            good &= ratio <= 1.25 * ideal      # partial warps at the edges cost a little more
+            bits.append(f"global {op}: {ratio:.1f} sectors/req")
+        else:
+            ratio, conflicts = sum(r["wavefronts"] for r in rs) / req, sum(r["conflicts"] for r in rs)
+            good &= conflicts == 0
+            bits.append(f"shared {op}: {ratio:.1f} wavefronts/req"
+                        + (f", {conflicts / req:.1f} conflicts/req" if conflicts else " (no conflicts)"))
+    return "; ".join(bits), good
+
+
+def listing(run, *, lines: tuple | None = None, view: str = "source", memory_only: bool = False):
+    """The kernel's source (the function that holds the memory lines) with each memory line
+    annotated: sectors per request, shared wavefronts and conflicts; red where it is not ideal.
+    ``view="sass"`` (or ``"ptx"``) adds under each line the machine (or PTX) instructions it
+    compiled to, loads and stores with their counts and fused ones marked (``SimRun.listing``).
+
+        draw.listing(backend.run("naive_row").sim)      # line 18: global st: 32.0 sectors/req
+        draw.listing(run, view="sass", memory_only=True)
+    """
+    if view != "source":
+        lo, hi = lines or (None, None)
+        return run.listing(view=view, memory_only=memory_only,
+                           lines=set(range(lo, hi + 1)) if lines else None)
+    mem = sorted(run.by_line)
+    src = run.source_lines
+    if lines is None and mem:
+        start = max((i for i in range(mem[0], 0, -1) if "__global__" in src[i - 1]), default=mem[0])
+        lines = (start, body_end(src, start))
+    lo, hi = lines or (1, len(src))
+    rows_html, rows_text = [], []
+    for n in range(lo, hi + 1):
+        code = src[n - 1].rstrip()
+        note, good = "", True
+        if n in run.by_line:
+            note, good = _note([r for r in run.instructions if r["line"] == n])
+        color = OK if good else BAD
+        rows_html.append(f"<span style='color:#999'>{n:4d}</span>  {html.escape(code)}"
+                         + (f"  <span style='color:{color};font-weight:bold'>// {html.escape(note)}</span>" if note else ""))
+        rows_text.append(f"{n:4d}  {code}" + (f"  // {note}" if note else ""))
+    body = "\n".join(rows_html)
+    return HTMLText(f"<pre style='font-size:12px;line-height:1.35'>{body}</pre>", "\n".join(rows_text))
+
+
+def table(runs: dict, *, model_gpu: str | None = None) -> HTMLText:
+    """Metrics side by side: {label: SimRun or backend Result}. With `model_gpu` ('H100'...),
+    adds the modelled bandwidth column.
+
+        draw.table({"naive": run1, "tile": run2}, model_gpu="H100")
+    """
+    cols = ["kernel", "ld sectors/req", "st sectors/req", "shared ld wf/req", "shared st wf/req",
+            "bank conflicts", "races"] + ([f"model GB/s ({model_gpu})"] if model_gpu else [])
+    rows = []
+    for label, r in runs.items():
+        run = getattr(r, "sim", None) or r
+        from ..sim.metrics import METRIC_NAMES as N
+        m = run.metrics
+        row = [label, f"{run.ratio('global', 'ld'):.1f}", f"{run.ratio('global', 'st'):.1f}",
+               f"{run.ratio('shared', 'ld'):.1f}", f"{run.ratio('shared', 'st'):.1f}",
+               str(m[N[("shared", "ld", "conflicts")]] + m[N[("shared", "st", "conflicts")]]), str(len(run.races))]
+        if model_gpu:
+            from ..transposes.model import predict
+            row.append(f"{predict(run, model_gpu):.0f}")
+        rows.append(row)
+    widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)] if rows else [len(c) for c in cols]
+    text = "\n".join("  ".join(v.rjust(w) if i else v.ljust(w) for i, (v, w) in enumerate(zip(r, widths)))
+                     for r in [cols] + rows)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in r) + "</tr>" for r in rows)
+    return HTMLText(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>", text)

@@ -1,0 +1,263 @@
+"""Explorers: controls that change parameters, and charts that follow in place.
+
+Generic on purpose: an explorer takes a function (parameters -> a SimRun, a Result, numbers...)
+and a figure builder (that value -> one or more plotly figures or draw.listing/table objects)::
+
+    sim = cl.Simulator()
+    ex = widgets.Explorer(
+        compute=lambda PAD, TILE: sim.run("tile", TILE=TILE, BLOCK_ROWS=8, PAD=PAD, shape=(64, 64)).sim,
+        figures=lambda run, **p: [draw.banks(run, op="ld"), draw.table({"tile": run})],
+        controls=dict(PAD=range(0, 5), TILE=[16, 32]))
+    ex                      # sliders + charts; moving one recomputes (cached) and redraws
+
+    sw = widgets.Sweep(
+        compute=lambda stride, dtype: ...,            # one point
+        over=("stride", [1, 2, 4, 8, 16, 32]),        # swept with a progress bar
+        figures=lambda xs, ys, **p: draw.sweep(xs, {"sectors/request": ys}),
+        controls=dict(dtype=[np.float32, np.float64]))
+
+Controls: ``range(a, b)`` -> slider; a list -> buttons (or a slider when long); an ipywidgets
+widget -> used as it is; anything else -> a fixed value passed to compute. ``ex.set(PAD=1)``
+changes a control from code (tests); ``start=dict(TILE=32)`` picks the starting values.
+
+Charts live in ``ipywidgets.Output`` areas whose content is replaced on change (as widget state,
+never printed into the cell, so nbval sees only the widget's short text): figure JSON only, no
+extra package, the same in JupyterLab and VS Code. Each chart takes the explorer's full width, one
+under the other, with its title broken into lines that fit (course_lib.fit). On Colab, which shows
+plotly only as HTML and ships ipywidgets 7, a chart is displayed into its Output area with Colab's
+plotly renderer (HTML that loads plotly.js from a CDN, draw.configure), the way Colab's own widget
+examples fill an Output; ipywidgets 7 and 8 both work. ``use_figure_widget(True)`` switches plotly
+figures to ``go.FigureWidget`` updated in place (smoother; plotly >= 6 needs the ``anywidget``
+package, and a notebook saved with widget state then carries plotly's 5 MB widget bundle).
+Errors from compute (an impossible tile size...) show under the controls; the charts stay.
+"""
+from __future__ import annotations
+
+import os
+
+import ipywidgets as W
+import numpy as np
+from IPython.display import display
+
+_FIGURE_WIDGET = os.environ.get("COURSE_LIB_FIGUREWIDGET", "") == "1"
+
+
+def use_figure_widget(on: bool = True) -> bool:
+    """Draw plotly figures as FigureWidgets updated in place (needs anywidget). Returns the mode.
+
+        widgets.use_figure_widget(True)     # live sessions only: not for notebooks stored in git
+    """
+    global _FIGURE_WIDGET
+    if on:
+        try:
+            import anywidget  # noqa: F401
+        except ImportError:
+            raise ImportError("plotly's FigureWidget needs the anywidget package: pip install anywidget") from None
+    _FIGURE_WIDGET = on
+    return on
+
+
+def label(v) -> str:
+    try:
+        if isinstance(v, type) or isinstance(v, np.dtype):
+            return np.dtype(v).name
+    except TypeError:
+        pass
+    return str(v)
+
+
+def control(name: str, spec):
+    """An ipywidgets control for one parameter, or None for a fixed value.
+
+        control("PAD", range(0, 5))          # IntSlider 0..4;  control("T", [np.float32, np.float64])
+    """
+    if isinstance(spec, W.ValueWidget):
+        return spec
+    if isinstance(spec, range):
+        return W.IntSlider(value=spec.start, min=spec.start, max=spec[-1], step=spec.step, description=name,
+                           continuous_update=False)
+    if isinstance(spec, (list, tuple)):
+        options = [(label(v), v) for v in spec]
+        if len(spec) > 6:
+            return W.SelectionSlider(options=options, description=name, continuous_update=False)
+        return W.ToggleButtons(options=options, description=name, style=dict(button_width="auto"))
+    return None
+
+
+class View:
+    """One chart slot: an Output area redrawn on change, or a FigureWidget updated in place."""
+
+    def __init__(self):
+        self.out, self.fw = W.Output(layout=W.Layout(width="100%")), None
+        self.widget = W.Box([self.out], layout=W.Layout(width="100%"))
+        self.item = None
+
+    def show(self, item):
+        self.item = item
+        import plotly.graph_objects as go
+
+        from . import draw, fit
+        if isinstance(item, go.Figure):
+            item = fit.fit_title(item)
+        if _FIGURE_WIDGET and isinstance(item, go.Figure):
+            if self.fw is None:
+                self.fw = go.FigureWidget(item)
+                self.widget.children = [self.fw]
+                return
+            with self.fw.batch_update():
+                if [t.type for t in self.fw.data] == [t.type for t in item.data]:
+                    for old, new in zip(self.fw.data, item.data):
+                        old.update(new.to_plotly_json(), overwrite=True)
+                else:
+                    self.fw.data = ()
+                    self.fw.add_traces(item.data)
+                self.fw.update_layout(item.layout.to_plotly_json(), overwrite=True)
+            return
+        data, metadata = _bundle(item)
+        if draw.on_colab():
+            # Colab renders an Output's captured display messages (its documented way), not
+            # outputs set as state
+            self.out.clear_output(wait=True)
+            with self.out:
+                display(data, metadata=metadata, raw=True)
+            return
+        # Set the Output widget's state instead of printing into it: nothing goes to the cell's
+        # own output stream, so nbval compares the same outputs whether or not widgets exist.
+        self.out.outputs = ({"output_type": "display_data", "data": data, "metadata": metadata},)
+
+
+class Explorer:
+    """Controls -> compute(**params) -> figures(value, **params) -> charts (see module docstring)."""
+
+    def __init__(self, compute, figures, controls: dict, *, start: dict | None = None, cache: bool = True,
+                 title: str = ""):
+        self.compute, self.build, self.use_cache = compute, figures, cache
+        self.fixed = {}
+        self.controls = {}
+        for name, spec in controls.items():
+            w = control(name, spec)
+            if w is None:
+                self.fixed[name] = spec
+            else:
+                self.controls[name] = w
+                if start and name in start:
+                    w.value = start[name]
+                w.observe(lambda change: self.update(), names="value")
+        self.status = W.HTML("")
+        self.views: list[View] = []
+        self.charts = W.VBox(layout=W.Layout(width="100%"))
+        self._cache = {}
+        self.value, self.items = None, []
+        head = [W.HTML(f"<b>{title}</b>")] if title else []
+        self.widget = W.VBox(head + [W.HBox(list(self.controls.values()), layout=W.Layout(flex_flow="row wrap")),
+                                     *self._extra(), self.status, self.charts], layout=W.Layout(width="100%"))
+        self.update()
+
+    def _extra(self):
+        return []
+
+    @property
+    def params(self) -> dict:
+        return {**self.fixed, **{n: w.value for n, w in self.controls.items()}}
+
+    def set(self, **params):
+        """Change controls from code; the charts follow (one update per changed control)."""
+        for name, value in params.items():
+            if name in self.controls:
+                self.controls[name].value = value
+            else:
+                self.fixed[name] = value
+                self.update()
+
+    def _point(self, **params):
+        key = tuple(sorted((k, repr(v)) for k, v in params.items()))
+        if not self.use_cache or key not in self._cache:
+            self._cache[key] = self.compute(**params)
+        return self._cache[key]
+
+    def _value(self, params):
+        return self._point(**params)
+
+    def _build(self, value, params):
+        return self.build(value, **params)
+
+    def update(self):
+        params = self.params
+        self.status.value = "<i>computing…</i>"
+        try:
+            value = self._value(params)
+            items = self._build(value, params)
+            self.value = value
+        except Exception as exc:   # a bad combination must not break the explorer
+            self.status.value = f"<span style='color:#e63946'>{type(exc).__name__}: {_short(exc)}</span>"
+            return
+        self.status.value = ""
+        self.items = list(items) if isinstance(items, (list, tuple)) else [items]
+        while len(self.views) < len(self.items):
+            self.views.append(View())
+        self.charts.children = [v.widget for v in self.views[:len(self.items)]]
+        for view, item in zip(self.views, self.items):
+            view.show(item)
+
+    def _ipython_display_(self):
+        display(self.widget)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {', '.join(f'{k}={label(v)}' for k, v in self.params.items())}>"
+
+
+class Sweep(Explorer):
+    """Runs compute for every value of one parameter (with a progress bar), then draws
+    figures(xs, values, **params). The other controls re-run the sweep when they change."""
+
+    def __init__(self, compute, over: tuple, figures, controls: dict | None = None, **kw):
+        self.over_name, self.over_values = over[0], list(over[1])
+        self.progress = W.IntProgress(min=0, max=len(self.over_values), description="sweep")
+        super().__init__(compute, figures, controls or {}, **kw)
+
+    def _extra(self):
+        return [self.progress]
+
+    def _value(self, params):
+        self.progress.value = 0
+        ys = []
+        for i, x in enumerate(self.over_values, 1):
+            ys.append(self._point(**params, **{self.over_name: x}))
+            self.progress.value = i
+        return ys
+
+    def _build(self, ys, params):
+        return self.build(self.over_values, ys, **params)
+
+
+def sweep(compute, values, *, description: str = "sweep") -> list:
+    """[compute(v) for v in values] with a progress bar (for cells that sweep once, no controls).
+
+        ratios = widgets.sweep(lambda s: strided_ratio(s), [1, 2, 4, 8, 16, 32])
+    """
+    bar = W.IntProgress(min=0, max=len(values), description=description)
+    display(bar)
+    out = []
+    for i, v in enumerate(values, 1):
+        out.append(compute(v))
+        bar.value = i
+    return out
+
+
+def _bundle(item) -> tuple[dict, dict]:
+    """The mime bundle of `item`, without displaying it: IPython's formatter would call a plotly
+    figure's _ipython_display_, which prints the figure into the running cell."""
+    if hasattr(item, "_repr_mimebundle_"):
+        b = item._repr_mimebundle_(include=None, exclude=None)
+        data, metadata = b if isinstance(b, tuple) else (b, {})
+        if data:
+            return data, metadata or {}
+    from IPython import get_ipython
+    from IPython.core.formatters import DisplayFormatter
+    ip = get_ipython()      # outside IPython a private formatter: never create the shell singleton
+    return (ip.display_formatter if ip else DisplayFormatter()).format(item)
+
+
+def _short(exc) -> str:
+    import html
+    return html.escape(str(exc).splitlines()[0] if str(exc) else "")

@@ -1,0 +1,123 @@
+"""What an exercise is: the kernel to write, its launch, the shapes to try, the properties to judge.
+
+    ex = Exercise("shared_tile", "transpose through a 32x32 shared-memory tile", "transpose_tile",
+                  block=(32, 32), tile=(32, 32), properties=(uses_shared(), ...), lesson="04")
+    ex.launch(1000, 1030)                 # (grid, block)
+    a, on = input_for(ex, (1000, 1030), np.float32, seed=0)   # random input and its Shape
+    expected(ex, a), output_for(ex, a)    # what a correct kernel writes; a poisoned output
+
+An :class:`Exercise` is a spec: the kernel's name (contract ``T* out, const T* in, int rows,
+int cols``; a copy when ``copy``), its launch (block, and the tile one block covers, so grid =
+ceil(cols / tile_x), ceil(rows / tile_y), batch), the shapes to try — square, non-square, not a
+multiple of the tile, 1xN and Nx1; ``(batch, rows, cols)`` for batched kernels — and the
+properties the lesson is about (``properties``). A :class:`Report` is a checker's answer. This
+module defines and describes; it runs nothing (``runs`` does, ``exercises.check`` decides).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..compile.source import C_NAME
+from ..transposes import verify
+from ..transposes.data import poisoned, random_matrix
+from .properties import Shape, no_races, uses_shared
+
+
+@dataclass(frozen=True)
+class Exercise:
+    key: str
+    title: str
+    kernel: str                        # the __global__ function the student writes
+    block: tuple                       # threads per block
+    tile: tuple                        # (columns, rows) of `in` one block covers
+    properties: tuple = ()
+    shapes: tuple = tuple(verify.SHAPES)   # (rows, cols) or (batch, rows, cols)
+    dtypes: tuple = (np.float32,)
+    lesson: str = ""
+    note: str = ""                     # anything else the student must know (shape limits...)
+    copy: bool = False                 # out has the shape of in (a copy, not a transpose)
+    grid: Callable | None = None       # grid(rows, cols) when it is not one block per tile
+
+    def launch(self, rows: int, cols: int, batch: int = 1) -> tuple:
+        if self.grid is not None:
+            return tuple(self.grid(rows, cols)), self.block
+        gx, gy = -(-cols // self.tile[0]), -(-rows // self.tile[1])
+        return ((gx, gy, batch) if batch > 1 else (gx, gy)), self.block
+
+    def __repr__(self):
+        t = C_NAME[np.dtype(self.dtypes[0])]
+        out = "rows x cols" if self.copy else "cols x rows"
+        batched = any(len(s) == 3 for s in self.shapes)
+        grid = ("one block per row: grid = (rows,)" if self.grid is not None else
+                f"one per {self.tile[0]}x{self.tile[1]} tile: grid = (ceil(cols / {self.tile[0]}), "
+                f"ceil(rows / {self.tile[1]})" + (", batch)" if batched else ")"))
+        lines = [f"Exercise '{self.key}' (notebook {self.lesson}): {self.title}",
+                 f"  write: __global__ void {self.kernel}({t}* out, const {t}* in, int rows, int cols)"
+                 f"   // in: rows x cols, out: {out}",
+                 f"  launch: blocks of {self.block[0]}x{self.block[1]} threads, {grid}",
+                 "  shapes tried: " + ", ".join(_shape_name(s) for s in self.shapes),
+                 "  checked on every shape: the result (every element), out-of-bounds and misaligned accesses, "
+                 "barriers all threads reach" + (", races" if self._shared else "")]
+        lines += [f"  required: {p.name}" for p in self.properties]
+        if self.note:
+            lines.append(f"  note: {self.note}")
+        return "\n".join(lines)
+
+    @property
+    def _shared(self) -> bool:
+        return any(p.name in (uses_shared().name, no_races().name) for p in self.properties)
+
+
+def _shape_name(s) -> str:
+    return f"{s[0]} x {s[1]}x{s[2]}" if len(s) == 3 else f"{s[0]}x{s[1]}"
+
+
+def input_for(ex: Exercise, shape, dtype, seed) -> tuple[np.ndarray, Shape]:
+    """Random input (batch x rows x cols, or rows x cols) and its Shape, for one entry of ex.shapes."""
+    batch, rows, cols = shape if len(shape) == 3 else (1, *shape)
+    a = random_matrix(batch * rows, cols, dtype, seed)
+    a = a.reshape(batch, rows, cols) if len(shape) == 3 else a
+    return a, Shape(rows, cols, np.dtype(dtype).itemsize, batch, ex.copy)
+
+
+def expected(ex: Exercise, a: np.ndarray) -> np.ndarray:
+    if ex.copy:
+        return a.copy()
+    return np.ascontiguousarray(np.swapaxes(a, -1, -2))
+
+
+def output_for(ex: Exercise, a: np.ndarray) -> np.ndarray:
+    return poisoned(expected(ex, a).shape, a.dtype)
+
+
+@dataclass
+class Report:
+    """The checker's answer: ``ok``, each problem with its hint, and what passed."""
+    exercise: str
+    problems: list = field(default_factory=list)     # [(what, hint)]
+    passed: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def __bool__(self):
+        return self.ok
+
+    def __repr__(self):
+        if self.ok:
+            return f"✓ {self.exercise}: all checks pass — " + "; ".join(self.passed) + ". Well done!"
+        lines = [f"✗ {self.exercise}: {len(self.problems)} problem(s)"]
+        for what, hint in self.problems:
+            lines += [f"  • {what}", f"    hint: {hint}"]
+        if self.passed:
+            lines.append("  already right: " + "; ".join(self.passed))
+        return "\n".join(lines)
+
+    def _repr_html_(self):
+        import html
+        color = "#2a9d8f" if self.ok else "#e63946"
+        return f"<pre style='color:{color};white-space:pre-wrap'>{html.escape(repr(self))}</pre>"

@@ -1,0 +1,139 @@
+"""Exercise solutions: where they live, how a notebook's stub is made from them, and `reveal`.
+
+    from course_lib import solutions
+    solutions.keys()                      # ['aos_struct', 'batched', 'column_read', ...]
+    solutions.stub("shared_tile")         # the exercise cell's body as students get it
+    cl.exercises.reveal("shared_tile")    # the solution, once check() passed (or give_up=True)
+
+The notebooks in notebooks/ are what students open, so they hold only stubs. Each solution is
+one real CUDA file, ``kernels/solutions/<exercise key>.cu`` (shipped in the wheel beside the
+course kernels, so `reveal` works after a pip install or on Colab): its leading ``//!`` lines
+document the file; the rest is the instructor's version of the exercise's ``%%cuda`` cell body,
+with the solution between markers and the stub that replaces it::
+
+    // BEGIN SOLUTION
+    //> int x = /* TODO */ 0;                 <- the stub line the student gets ('//> ' removed)
+    int x = blockIdx.x * 32 + threadIdx.x;    <- the solution (removed)
+    // END SOLUTION
+
+The student cell is :func:`stub` of the file, character for character (tests and ``instructor
+check`` keep them equal); the instructor copy puts :func:`body` back (``instructor build``).
+:func:`strip_solutions` is the one implementation of the marker convention. This module neither
+runs kernels nor edits notebooks.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..kernel.module import KERNELS_DIR
+
+SOLUTIONS_DIR = KERNELS_DIR / "solutions"
+DOC = "//!"
+BEGIN, END, STUB = "BEGIN SOLUTION", "END SOLUTION", ">"
+_MARK = re.compile(r"^(?P<indent>\s*)(?P<comment>//|#)\s*(?P<what>BEGIN SOLUTION|END SOLUTION)\b.*$")
+
+# ---------------------------------------------------------------------------- the marker convention
+
+def strip_solutions(text: str, todo: str = "TODO: your code here") -> str:
+    """The student version of a cell: each BEGIN/END SOLUTION block becomes its stub lines
+    (lines in the block starting with '//> ' or '#> ', marker removed) or, if it has none,
+    one '// TODO: your code here' comment at the marker's indentation. Raises ValueError for
+    unbalanced markers (so a build fails loudly instead of leaking a solution)."""
+    out, block, start = [], None, None
+    for n, line in enumerate(text.splitlines(keepends=True), 1):
+        m = _MARK.match(line.rstrip("\n"))
+        if m and m["what"] == BEGIN:
+            if block is not None:
+                raise ValueError(f"line {n}: BEGIN SOLUTION inside the solution block opened on line {start}")
+            block, start, head = [], n, m
+        elif m and m["what"] == END:
+            if block is None:
+                raise ValueError(f"line {n}: END SOLUTION without BEGIN SOLUTION")
+            stubs = [s for s in map(_stub_re(head).match, (b.rstrip("\n") for b in block)) if s]
+            out += [s[1] + s[2] + "\n" for s in stubs] or [f"{head['indent']}{head['comment']} {todo}\n"]
+            block = None
+        elif block is not None:
+            block.append(line)
+        else:
+            out.append(line)
+    if block is not None:
+        raise ValueError(f"line {start}: BEGIN SOLUTION is never closed by END SOLUTION")
+    return "".join(out)
+
+
+def solved(text: str) -> str:
+    """The solution alone: marker and stub lines dropped, the solution lines kept."""
+    out, head = [], None
+    for line in text.splitlines(keepends=True):
+        m = _MARK.match(line.rstrip("\n"))
+        if m:
+            head = m if m["what"] == BEGIN else None
+        elif head is None or not _stub_re(head).match(line.rstrip("\n")):
+            out.append(line)
+    return "".join(out)
+
+
+def has_solution(text: str) -> bool:
+    """True when the text holds a solution block (cells a build must strip).
+
+        [c for c in nb.cells if has_solution(c.source)]
+    """
+    return any(_MARK.match(line) and BEGIN in line for line in text.splitlines())
+
+
+def _stub_re(head):
+    return re.compile(r"^(\s*)" + re.escape(head["comment"]) + re.escape(STUB) + r" ?(.*)$")
+
+
+# ---------------------------------------------------------------------------- solution files
+
+def keys() -> list[str]:
+    """Every exercise with a solution file."""
+    return sorted(p.stem for p in SOLUTIONS_DIR.glob("*.cu"))
+
+
+def path(key: str) -> Path:
+    p = SOLUTIONS_DIR / f"{key}.cu"
+    if not p.exists():
+        raise KeyError(f"no solution file for '{key}' in {SOLUTIONS_DIR}; known: {', '.join(keys())}")
+    return p
+
+
+def body(key: str) -> str:
+    """The instructor's cell body: the file without its leading //! lines and final newline
+    (a notebook cell has none), markers kept."""
+    lines = path(key).read_text().splitlines(keepends=True)
+    while lines and lines[0].startswith(DOC):
+        lines.pop(0)
+    return "".join(lines).rstrip("\n")
+
+
+def stub(key: str) -> str:
+    """The student's cell body (what notebooks/ holds)."""
+    return strip_solutions(body(key))
+
+
+def split_cell(source: str) -> tuple[str, str]:
+    """(magic line, body) of a %%cuda cell; the magic line keeps its '%%cuda'."""
+    line, _, rest = source.partition("\n")
+    return line, rest
+
+
+# ---------------------------------------------------------------------------- reveal
+
+@dataclass
+class Revealed:
+    """What `reveal` answers: the solution (shown) or why not yet (a message)."""
+    key: str
+    text: str
+    shown: bool
+
+    def __repr__(self):
+        return self.text
+
+    def _repr_markdown_(self):
+        if not self.shown:
+            return None
+        return f"**Solution of '{self.key}'** (`kernels/solutions/{self.key}.cu`)\n\n```cuda\n{self.text}```\n"

@@ -1,0 +1,123 @@
+"""The compile cache (course_lib.compile.cache): every entry hashed, a damaged or edited entry recompiled
+and replaced (once, not forever), and nothing read that this user did not write."""
+import hashlib
+import json
+import os
+import stat
+
+import numpy as np
+import pytest
+
+import course_lib as cl
+from course_lib.compile import cache as cache_module
+from course_lib.compile import nvrtc
+from course_lib.transposes import poisoned, random_matrix
+
+SCALE = r'''
+__global__ void scale(float* out, const float* in, int n, float s) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[i] * s;
+}
+'''
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setattr(cache_module, "CACHE_DIR", tmp_path)
+    monkeypatch.setattr(cache_module, "memory", {})
+    return nvrtc, tmp_path
+
+
+def _entry(tmp_path, suffix):
+    (path,) = [p for p in tmp_path.iterdir() if p.suffix == suffix]
+    return path
+
+
+def test_every_cache_entry_carries_the_hash_of_its_ptx_and_cubin(cache):
+    nvrtc, tmp = cache
+    c = nvrtc.compile_source(SCALE, arch=90, want_cubin=True)
+    d = json.loads(_entry(tmp, ".json").read_text())
+    assert d["ptx_sha256"] == hashlib.sha256(c.ptx.encode()).hexdigest()
+    assert d["cubin_sha256"] == hashlib.sha256(c.cubin).hexdigest() == hashlib.sha256(_entry(tmp, ".cubin").read_bytes()).hexdigest()
+    assert not [p for p in tmp.iterdir() if ".tmp" in p.name]
+
+
+@pytest.mark.parametrize("corrupt", ["null", "{}", "[1, 2]", "truncated", "missing key", "wrong type",
+                                     "ptx edited", "no hash", "empty file"])
+def test_a_corrupted_cache_entry_is_recompiled_and_replaced(cache, corrupt):
+    nvrtc, tmp = cache
+    first = nvrtc.compile_source(SCALE)
+    meta = _entry(tmp, ".json")
+    good = json.loads(meta.read_text())
+    bad = {"null": "null", "{}": "{}", "[1, 2]": "[1, 2]", "truncated": meta.read_text()[:100], "empty file": "",
+           "missing key": json.dumps({k: v for k, v in good.items() if k != "entries"}),
+           "wrong type": json.dumps({**good, "arch": "90"}),
+           "ptx edited": json.dumps({**good, "ptx": good["ptx"].replace("mul.f32", "add.f32")}),
+           "no hash": json.dumps({k: v for k, v in good.items() if k != "ptx_sha256"})}[corrupt]
+    assert bad != json.dumps(good)
+    for _ in range(2):                                         # not once, and not forever
+        meta.write_text(bad)
+        cache_module.memory.clear()
+        again = nvrtc.compile_source(SCALE)
+        assert again.ptx == first.ptx and again.entries == first.entries
+        assert json.loads(meta.read_text()) == good            # the entry was rewritten whole
+    x = random_matrix(1, 64, np.float32)[0]
+    out = poisoned(64, np.float32)
+    cl.RawModule(code=SCALE).get_function("scale").simulate(1, 64, (out, x, 64, 2.0))
+    assert (out == 2 * x).all()
+
+
+@pytest.mark.parametrize("damage", ["truncated", "missing", "other bytes"])
+def test_a_damaged_cubin_is_recompiled(cache, damage):
+    nvrtc, tmp = cache
+    first = nvrtc.compile_source(SCALE, arch=90, want_cubin=True)
+    blob = _entry(tmp, ".cubin")
+    if damage == "missing":
+        blob.unlink()
+    else:
+        blob.write_bytes(first.cubin[:64] if damage == "truncated" else bytes(reversed(first.cubin)))
+    cache_module.memory.clear()
+    assert nvrtc.compile_source(SCALE, arch=90, want_cubin=True).cubin == first.cubin
+    assert blob.read_bytes() == first.cubin
+
+
+# ----------------------------------------------------------------------------- private to this user
+
+SRC = "extern \"C\" __global__ void k(float* o) { o[threadIdx.x] = %d; }"
+
+
+@pytest.fixture
+def private(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setattr(cache_module, "CACHE_DIR", folder)
+    monkeypatch.setattr(cache_module, "memory", {})
+    return folder
+
+
+def test_cache_files_are_private(private):
+    nvrtc.compile_source(SRC % np.random.randint(1 << 30))
+    assert stat.S_IMODE(private.stat().st_mode) == 0o700
+    files = list(private.iterdir())
+    assert files and all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
+
+
+def test_a_cache_folder_left_open_is_closed(private):
+    private.mkdir(mode=0o755)
+    os.chmod(private, 0o755)
+    nvrtc.compile_source(SRC % np.random.randint(1 << 30))
+    assert stat.S_IMODE(private.stat().st_mode) == 0o700
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to give the folder away")
+def test_a_cache_folder_of_someone_else_is_never_read_or_written(private, monkeypatch):
+    src = SRC % np.random.randint(1 << 30)
+    first = nvrtc.compile_source(src)
+    stored = sorted(private.iterdir())
+    planted = first.ptx.replace(".entry k", ".entry planted")
+    for f in private.glob("*.json"):
+        f.write_text(json.dumps({**json.loads(f.read_text()), "ptx": planted}))
+    os.chown(private, 65534, 65534)
+    monkeypatch.setattr(cache_module, "memory", {})
+    again = nvrtc.compile_source(src)
+    assert ".entry planted" not in again.ptx and again.ptx == first.ptx
+    assert sorted(private.iterdir()) == stored      # nothing new written there

@@ -1,0 +1,321 @@
+"""Every exercise: its solution file passes its checker, its stub (what notebooks/ holds) fails it
+cleanly, and plausible wrong kernels — written as a student who half-understood would write them —
+fail with a message that names the problem and a hint. The checker must judge every property on
+every shape: kernels that are right on the first shape and wrong (racing, out of bounds, a barrier
+some threads skip, uncoalesced) only on the others are here too. Simulator only; nothing timed."""
+import re
+
+import numpy as np
+import pytest
+
+import course_lib as cl
+from course_lib.teach import exercises as E
+from course_lib.notebook import magic
+from course_lib.compile import nvrtc
+from course_lib.teach import solutions
+from course_lib.lessons import aos
+from course_lib.teach.properties import Shape
+
+SOL = {key: solutions.body(key) for key in solutions.keys()}
+
+
+def _kernel(source, name):
+    return magic.compile_cell("", source)[1][name]
+
+
+def _mutate(key, pairs):
+    src = SOL[key]
+    for old, new in zip(pairs[::2], pairs[1::2]):
+        assert old in src, f"{key}: {old!r} is not in kernels/solutions/{key}.cu"
+        src = src.replace(old, new)
+    return src
+
+
+def test_every_exercise_has_a_solution_file_and_every_file_an_exercise():
+    assert set(SOL) == set(E.EXERCISES)
+    assert {"00", "03", "04", "05", "06", "07", "08", "09", "10"} == {ex.lesson for ex in E.EXERCISES.values()}
+
+
+@pytest.mark.parametrize("key", sorted(SOL))
+def test_solution_passes(key):
+    ex = E.get(key)
+    report = E.check(ex, _kernel(SOL[key], ex.kernel))
+    assert report.ok, repr(report)
+    assert repr(report).startswith("✓") and "Well done" in repr(report) and f"correct on {len(ex.shapes)}" in repr(report)
+
+
+@pytest.mark.parametrize("key", sorted(SOL))
+def test_stub_compiles_and_fails_cleanly(key):
+    ex = E.get(key)
+    stub = solutions.stub(key)
+    assert not E.has_solution(stub) and E.has_solution(SOL[key]) and "//>" not in stub
+    report = E.check(ex, _kernel(stub, ex.kernel))
+    assert not report.ok and "hint:" in repr(report) and all(what and hint for what, hint in report.problems)
+
+
+TILE_IN = ("if (x < cols && y < rows)\n        tile[threadIdx.y][threadIdx.x] = in[(size_t)y * cols + x];\n"
+           "    __syncthreads();\n")
+BARRIER_IN_IF = ("if (x < cols && y < rows) {\n        tile[threadIdx.y][threadIdx.x] = in[(size_t)y * cols + x];\n"
+                 "        __syncthreads();\n    }\n")
+BARRIER_WORDS = ["Barrier skipped", "1000x1030", "do not return early"]
+
+# (exercise, what the student got wrong, (old, new, ...) applied to the solution file, words the report must hold)
+WRONG = [
+    # 00: the copy
+    ("first_copy", "copies the transposed element", ("out[y * cols + x] = in[y * cols + x];",
+                                                     "out[x * rows + y] = in[y * cols + x];"),
+     ["96x160", "elements are wrong", "out[r * cols + c]"]),
+    ("first_copy", "bounds test one too generous", ("if (x < cols && y < rows)", "if (x <= cols && y < rows)"),
+     ["Out of bounds", "line", "bounds test"]),
+    ("first_copy", "8 rows per warp: correct, 8 sectors per request",
+     ("int x = blockIdx.x * blockDim.x + threadIdx.x;", "int x = blockIdx.x * 32 + threadIdx.y * 4 + threadIdx.x / 8;",
+      "int y = blockIdx.y * blockDim.y + threadIdx.y;", "int y = blockIdx.y * 8 + threadIdx.x % 8;"),
+     ["correct on 5 shapes", "8.0 sectors per request", "4 would be coalesced"]),
+    ("first_copy", "an int temporary", ("out[y * cols + x] = in[y * cols + x];",
+                                        "int v = in[y * cols + x]; out[y * cols + x] = v;"),
+     ["lost their fraction", "float"]),
+    # 03: the column-reading naive transpose
+    ("column_read", "naive_row's mapping pasted in", ("int r = blockIdx.y * 32 + threadIdx.x;", "int r = blockIdx.y * 8 + threadIdx.y;",
+                                                      "int c = blockIdx.x * 8 + threadIdx.y;", "int c = blockIdx.x * 32 + threadIdx.x;"),
+     ["never written", "32.0 sectors per request", "threadIdx.x"]),
+    ("column_read", "threadIdx.x split over 8 columns: right answer, 8 sectors per store",
+     ("int r = blockIdx.y * 32 + threadIdx.x;", "int r = blockIdx.y * 32 + threadIdx.y * 4 + threadIdx.x / 8;",
+      "int c = blockIdx.x * 8 + threadIdx.y;", "int c = blockIdx.x * 8 + threadIdx.x % 8;"),
+     ["correct on 5 shapes", "8.0 sectors per request", "4 would be coalesced"]),
+    ("column_read", "out indexed with the input's row length", ("out[(size_t)c * rows + r]", "out[(size_t)c * cols + r]"),
+     ["Out of bounds", "'out'", "line"]),
+    ("column_read", "no bounds test", ("    if (r < rows && c < cols)\n", ""), ["1000x1030", "Out of bounds", "bounds test"]),
+    ("column_read", "bounds test compares r with cols and c with rows", ("if (r < rows && c < cols)", "if (r < cols && c < rows)"),
+     ["96x160", "never written", "Out of bounds"]),
+    ("column_read", "an int temporary", ("out[(size_t)c * rows + r] = in[(size_t)r * cols + c];",
+                                         "{ int v = in[(size_t)r * cols + c]; out[(size_t)c * rows + r] = v; }"),
+     ["lost their fraction"]),
+    # 04: the shared tile
+    ("shared_tile", "no barrier", ("__syncthreads();", ""), ["no races", "hazard", "__syncthreads()"]),
+    ("shared_tile", "tile read back untransposed", ("= tile[threadIdx.x][threadIdx.y]", "= tile[threadIdx.y][threadIdx.x]"),
+     ["elements are wrong", "out[c * rows + r]"]),
+    ("shared_tile", "bounds test compares y with cols", ("if (x < cols && y < rows)", "if (x < cols && y < cols)"),
+     ["1000x1030", "Out of bounds", "line"]),
+    ("shared_tile", "the barrier inside the bounds if (CUDA_Freshman's tile)", (TILE_IN, BARRIER_IN_IF), BARRIER_WORDS),
+    ("shared_tile", "threads outside the matrix return early",
+     ("    if (x < cols && y < rows)\n        tile", "    if (x >= cols || y >= rows) return;\n    tile"), BARRIER_WORDS),
+    ("shared_tile", "barrier only when the matrix is a multiple of 32: races on the other shapes",
+     ("__syncthreads();", "if (rows % 32 == 0 && cols % 32 == 0) __syncthreads();"),
+     ["no races", "on 1000x1030", "RAW"]),
+    ("shared_tile", "an int tile", ("__shared__ float tile[32][32];", "__shared__ int tile[32][32];"),
+     ["lost their fraction", "float"]),
+    # 05: padding
+    ("padded_tile", "not padded: 32-way conflicts", ("[32 + 1]", "[32]"), ["bank conflicts", "32.0 wavefronts per request", "pad"]),
+    ("padded_tile", "padded by 2: still 2-way", ("[32 + 1]", "[32 + 2]"), ["bank conflicts", "2.0 wavefronts per request"]),
+    ("padded_tile", "no barrier", ("__syncthreads();", ""), ["no races"]),
+    ("padded_tile", "rows and cols swapped in the store's bounds test", ("if (x < rows && y < cols)", "if (x < cols && y < rows)"),
+     ["96x160", "wrong"]),
+    ("padded_tile", "the barrier inside the bounds if (CUDA_Freshman's tile)", (TILE_IN, BARRIER_IN_IF), BARRIER_WORDS),
+    ("padded_tile", "the tile only for square matrices, the naive transpose for the rest",
+     ("    int x = blockIdx.x * 32 + threadIdx.x;\n    int y = blockIdx.y * 32 + threadIdx.y;\n",
+      "    int x = blockIdx.x * 32 + threadIdx.x;\n    int y = blockIdx.y * 32 + threadIdx.y;\n"
+      "    if (rows != cols) {\n        if (x < cols && y < rows) out[(size_t)x * rows + y] = in[(size_t)y * cols + x];\n"
+      "        return;\n    }\n"),
+     ["global stores coalesced", "on 96x160", "32.0 sectors per request"]),
+    # 06: 32x8 threads, four elements each
+    ("tile_32x8", "stores only the first quarter", ("for (int j = 0; j < 32; j += 8)\n        if (x < rows",
+                                                    "for (int j = 0; j < 8; j += 8)\n        if (x < rows"),
+     ["never written"]),
+    ("tile_32x8", "forgets + j when reading the tile", ("tile[threadIdx.x][threadIdx.y + j]", "tile[threadIdx.x][threadIdx.y]"),
+     ["elements are wrong"]),
+    ("tile_32x8", "unpadded tile", ("[32][32 + 1]", "[32][32]"), ["bank conflicts"]),
+    ("tile_32x8", "fills one row per thread (the 32x32 load kept)",
+     ("    for (int j = 0; j < 32; j += 8)\n        if (x < cols && y + j < rows)\n            tile[threadIdx.y + j]",
+      "    for (int j = 0; j < 8; j += 8)\n        if (x < cols && y + j < rows)\n            tile[threadIdx.y + j]"),
+     ["reads only shared memory that was written", "no thread of this block has written", "fill the whole tile"]),
+    ("tile_32x8", "the barrier inside the store loop's bounds test",
+     ("    __syncthreads();\n", "", "            out[(size_t)(y + j) * rows + x] = tile[threadIdx.x][threadIdx.y + j];",
+      "            { __syncthreads(); out[(size_t)(y + j) * rows + x] = tile[threadIdx.x][threadIdx.y + j]; }"),
+     ["Barrier skipped", "1000x1030"]),
+    # 07: float4
+    ("vectorized", "scalar global accesses",
+     ("float4 v = *reinterpret_cast<const float4*>(in + (size_t)r * cols + c);",
+      "float4 v; const float* p = in + (size_t)r * cols + c; v.x = p[0]; v.y = p[1]; v.z = p[2]; v.w = p[3];"),
+     ["16-byte", "4 bytes per thread", "float4"]),
+    ("vectorized", "unpadded float tile: 8-way column reads", ("[32][32 + 1]", "[32][32]"),
+     ["bank conflicts", "8.0 wavefronts per request"]),
+    ("vectorized", "no barrier", ("__syncthreads();", ""), ["no races"]),
+    ("vectorized", "no column bounds test", ("if (r < rows && c < cols)", "if (r < rows)"), ["Out of bounds"]),
+    ("vectorized", "the barrier inside the load's bounds test",
+     ("        row[0] = v.x; row[1] = v.y; row[2] = v.z; row[3] = v.w;\n    }\n    __syncthreads();",
+      "        row[0] = v.x; row[1] = v.y; row[2] = v.z; row[3] = v.w;\n        __syncthreads();\n    }"),
+     ["Barrier skipped", "100x132"]),
+    # 08: structs of 40 floats (Giles); ptxas makes the stub's reads ten LDS.128 per lane
+    ("aos_struct", "k = i + j*I (the stub): LDS.128 reads, still 2-way", ("return n + n / 160;", "return n;"),
+     ["bank conflicts", "shared loads", "8.0 wavefronts per request", "LDS.128", "32F"]),
+    ("aos_struct", "Giles's mapping for I = 6 copied: runs past the array", ("return n + n / 160;", "return n + n / 96;"),
+     ["Out of bounds", "'s'", "size"]),
+    ("aos_struct", "padding every 32P = 256 elements instead of 32F: 2-way column reads",
+     ("return n + n / 160;", "return n + n / 256;"), ["bank conflicts", "shared loads", "2.0 wavefronts per request"]),
+    ("aos_struct", "one word per struct, k = i + j*(I+1): runs out of the padding", ("return n + n / 160;", "return n + j;"),
+     ["Out of bounds", "'s'", "size"]),
+    ("aos_struct", "one word per struct with room for it: conflicts on the writes",
+     ("return n + n / 160;", "return n + j;", "32 * I + 8]", "32 * (I + 1)]"), ["bank conflicts", "shared stores"]),
+    ("aos_struct", "padding after every 32 instead of 160: runs past the array", ("return n + n / 160;", "return n + n / 32;"),
+     ["Out of bounds", "shared"]),
+    ("aos_struct", "no __syncwarp", ("    __syncwarp();\n", ""), ["no races", "__syncwarp()"]),
+    ("aos_struct", "each lane loads its own struct (no shared memory)",
+     ("mine[slot(i + lane * I, lane)]", "in[(size_t)(first + lane) * I + i]"),
+     ["never touches shared memory", "32.0 sectors per request", "n = l + 32m"]),
+    # 09: 16-bit pairs
+    ("packed_b16", "the stub: words passed through unchanged",
+     ("lo = __byte_perm(a, b, 0x5410);", "lo = a;", "hi = __byte_perm(a, b, 0x7632);", "hi = b;"), ["elements are wrong", "hint:"]),
+    ("packed_b16", "selectors of lo and hi swapped", ("0x5410", "0xAAAA", "0x7632", "0x5410", "0xAAAA", "0x7632"),
+     ["every element is wrong"]),
+    ("packed_b16", "halves of each word swapped", ("0x5410", "0x1054", "0x7632", "0x3276"), ["elements are wrong"]),
+    ("packed_b16", "unpadded word tile: 16-way column reads", ("w[32][32 + 1]", "w[32][32]"),
+     ["bank conflicts", "16.0 wavefronts per request", "pad it by one word"]),
+    ("packed_b16", "no barrier", ("    __syncthreads();\n", ""), ["no races", "__syncthreads()"]),
+    ("packed_b16", "loads two 16-bit elements separately",
+     ("v = *reinterpret_cast<const unsigned*>(in + (size_t)r * cols + c);",
+      "v = in[(size_t)r * cols + c] | (unsigned)in[(size_t)r * cols + c + 1] << 16;"),
+     ["4-byte global loads and stores", "2 bytes per thread", "32-bit word"]),
+    ("packed_b16", "pairs built from signed shorts: the sign spreads into the high half",
+     ("lo = __byte_perm(a, b, 0x5410);", "lo = (unsigned)(short)a | (unsigned)(short)b << 16;"),
+     ["elements are wrong", "sign was spread", "unsigned short"]),
+    ("packed_b16", "the barrier inside the load's bounds test",
+     ("    __syncthreads();\n", "", "        w[j][threadIdx.x] = v;\n", "        w[j][threadIdx.x] = v;\n        if (r < rows) __syncthreads();\n"),
+     ["Barrier skipped", "2x4098"]),
+    # 10: batches
+    ("batched", "only in is moved", ("    out += blockIdx.z * matrix;\n", ""), ["the wrong values come from matrix", "move both pointers"]),
+    ("batched", "out moved by rows * rows", ("out += blockIdx.z * matrix;", "out += blockIdx.z * (size_t)rows * rows;"),
+     ["96x160", "come from matrix 1", "b * cols * rows"]),
+    ("batched", "threads outside the matrix return early",
+     ("    for (int j = 0; j < 32; j += 8)\n        if (x < cols", "    if (x >= cols || y >= rows) return;\n    for (int j = 0; j < 32; j += 8)\n        if (x < cols"),
+     ["Barrier skipped", "do not return early"]),
+    ("batched", "unpadded tile", ("[32 + 1]", "[32]"), ["bank conflicts", "32.0 wavefronts per request"]),
+    ("batched", "bounds test one too generous", ("if (x < cols && y + j < rows)", "if (x <= cols && y + j < rows)"),
+     ["stopped the kernel", "Out of bounds", "line"]),
+]
+
+
+@pytest.mark.parametrize("key,what,pairs,words", WRONG, ids=[f"{w[0]}: {w[1]}" for w in WRONG])
+def test_wrong_kernel_fails_with_a_helpful_message(key, what, pairs, words):
+    ex = E.get(key)
+    report = E.check(ex, _kernel(_mutate(key, pairs), ex.kernel))
+    text = repr(report)
+    assert not report.ok and text.startswith("✗") and "hint:" in text and "Traceback" not in text
+    for w in words:
+        assert w in text, f"{what}: expected {w!r} in\n{text}"
+
+
+@pytest.mark.skipif(bool(nvrtc.machine_code_missing()), reason="the premise is about the machine code")
+def test_aos_struct_stub_fails_for_conflicts_ptxas_cannot_remove():
+    """Notebook 08's premise, on NVRTC 13.0's machine code for sm_90: ptxas turns the stub's 40 reads per
+    lane into ten LDS.128, still 2-way (8 wavefronts each); Giles's mapping into 40 conflict-free LDS.
+    (For I = 6, the exercise's old premise, three LDS.64 made the stub conflict-free.)"""
+    ex = E.get("aos_struct")
+
+    def per_warp(src):
+        res = cl.Simulator().run(_kernel(src, ex.kernel), block=ex.block, tile=ex.tile, shape=(1024, 40))
+        assert res.correct.ok, res.correct
+        return aos.shared_code(res.sim, "ld"), aos.shared_code(res.sim, "st")
+    assert per_warp(solutions.stub("aos_struct")) == (("10 × LDS.128", 80, 40), ("40 × STS", 40, 0))
+    assert per_warp(SOL["aos_struct"]) == (("40 × LDS", 40, 0), ("40 × STS", 40, 0))
+
+
+def test_at_least_three_wrong_kernels_per_exercise_and_the_barrier_in_if_where_a_block_barrier_is():
+    for key in E.EXERCISES:
+        assert sum(w[0] == key for w in WRONG) >= 3, key
+        if "__syncthreads()" in SOL[key]:
+            assert any(w[0] == key and "Barrier skipped" in w[3] for w in WRONG), key
+
+
+def test_a_kernel_right_on_the_first_shape_is_judged_on_every_shape():
+    """Out of bounds only on 1xN: the old checker (properties on the first shape) saw nothing."""
+    src = _mutate("padded_tile", ("if (x < cols && y < rows)\n        tile", "if (x < cols && (y < rows || rows == 1))\n        tile"))
+    text = repr(E.check("padded_tile", _kernel(src, "transpose_padded")))
+    assert "on a 1x4097 matrix the simulator stopped the kernel" in text and "Out of bounds" in text
+
+
+def test_coalescing_allows_what_misaligned_rows_cost_and_no_more():
+    on = Shape(1030, 1030, 4)
+    assert not on.aligned("ld") and not on.aligned("st") and Shape(64, 64, 4).aligned("st")
+    assert not Shape(1000, 1030, 4).aligned("ld") and Shape(1000, 1030, 4).aligned("st")   # 4000-byte rows of out
+    assert Shape(1, 4097, 4).aligned("ld") and not Shape(1, 4097, 4).aligned("st")
+    assert Shape(4097, 1, 4, copy=True).aligned("st") is False and Shape(64, 8, 4, copy=True).aligned("st")
+
+    class Run:
+        def __init__(self, sectors, width=4, requests=10):
+            self.instructions = [dict(space="global", op="st", line=7, requests=requests, sectors=sectors,
+                                      width=width, bytes=requests * 32 * width)]
+    test = E.coalesced("st").test
+    assert test(Run(40), Shape(64, 64, 4)) is None and "4 would be coalesced" in test(Run(50), Shape(64, 64, 4))
+    assert test(Run(50), on) is None                          # one sector more per warp where rows straddle sectors
+    assert "at most 6.0 here" in test(Run(80), on)            # stride 2: 8 per request is not coalesced anywhere
+    assert test(Run(176, width=16), on) is None and "at most 24.0" in test(Run(320, width=16), on)
+
+
+def test_report_names_the_other_shapes_where_a_property_fails():
+    src = _mutate("padded_tile", ("[32 + 1]", "[32]"))
+    text = repr(E.check("padded_tile", _kernel(src, "transpose_padded")))
+    assert re.search(r"on 64x64: .*\(also on 96x160, 1000x1030", text)
+
+
+def test_checker_answers_instead_of_raising_for_wrong_objects():
+    ex = E.get("shared_tile")
+    assert "no kernel named transpose_tile" in repr(E.check(ex))
+    assert "not a compiled kernel" in repr(E.check(ex, "transpose_tile"))
+    wrong_params = _kernel("__global__ void transpose_tile(float* out, const float* in, int n) {}", "transpose_tile")
+    assert "does not take" in repr(E.check(ex, wrong_params))
+    doubles = _kernel(SOL["shared_tile"].replace("float", "double"), "transpose_tile")
+    assert "moves double" in repr(E.check(ex, doubles))
+    mixed = _kernel(SOL["shared_tile"].replace("const float* in", "const double* in"), "transpose_tile")
+    assert "different types" in repr(E.check(ex, mixed))
+    endless = _kernel(SOL["first_copy"].replace("if (x < cols && y < rows) {", "while (x >= 0) {"), "first_copy")
+    text = repr(E.check("first_copy", endless))
+    assert "stopped the kernel" in text and "also on" not in text       # one shape is enough to say so
+
+
+def test_reveal_waits_for_a_pass_or_an_explicit_give_up():
+    E.PASSED.discard("column_read")
+    hidden = E.reveal("column_read")
+    assert not hidden.shown and "give_up=True" in repr(hidden) and "blockIdx" not in repr(hidden)
+    assert hidden._repr_markdown_() is None
+    assert E.reveal("column_read", give_up=True).shown
+    assert not E.check("column_read", _kernel(solutions.stub("column_read"), "transpose_col")).ok
+    assert not E.reveal("column_read").shown                              # a failed check reveals nothing
+    assert E.check("column_read", _kernel(SOL["column_read"], "transpose_col")).ok
+    shown = E.reveal("column_read")
+    assert shown.shown and "int r = blockIdx.y * 32 + threadIdx.x;" in repr(shown)
+    assert "SOLUTION" not in repr(shown) and "//>" not in repr(shown) and "```cuda" in shown._repr_markdown_()
+    with pytest.raises(KeyError, match="no exercise"):
+        E.reveal("nope")
+
+
+def test_strip_solutions_convention():
+    cell = ("int a;\n    // BEGIN SOLUTION (the instructor's version)\n    //> int x = 0;  // TODO\n"
+            "    int x = 42;\n    // END SOLUTION\n  # BEGIN SOLUTION\n  y = 1\n  # END SOLUTION\nint b;\n")
+    assert E.strip_solutions(cell) == "int a;\n    int x = 0;  // TODO\n  # TODO: your code here\nint b;\n"
+    assert solutions.solved(cell) == "int a;\n    int x = 42;\n  y = 1\nint b;\n"
+    for bad in ("// BEGIN SOLUTION\nx\n", "x\n// END SOLUTION\n", "// BEGIN SOLUTION\n// BEGIN SOLUTION\n"):
+        with pytest.raises(ValueError):
+            E.strip_solutions(bad)
+    assert E.strip_solutions("no markers\n") == "no markers\n"
+
+
+def test_solution_files_are_documented_and_their_bodies_are_cells():
+    for key in SOL:
+        text = solutions.path(key).read_text()
+        assert text.startswith("//! Exercise") and f"'{key}'" in text.splitlines()[0]
+        assert not SOL[key].startswith("//!") and not SOL[key].endswith("\n")
+
+
+def test_exercise_description_says_what_to_write():
+    text = repr(E.get("vectorized"))
+    assert "transpose_vec4(float* out, const float* in, int rows, int cols)" in text
+    assert "blocks of 8x32 threads" in text and "multiples of 4" in text
+    assert "checked on every shape" in text and "barriers all threads reach" in text
+    assert "grid = (ceil(cols / 32), ceil(rows / 32), batch)" in repr(E.get("batched"))
+    assert "out: rows x cols" in repr(E.get("first_copy"))
+
+
+def test_random_inputs_are_never_zero_and_differ_from_the_poison():
+    for dtype in (np.float32, np.float64, np.float16, np.uint8, np.uint16):
+        a, _ = E.input_for(E.get("first_copy"), (64, 64), dtype, 0)
+        assert (a != 0).all() and not np.isin(a, E.output_for(E.get("first_copy"), a)).any()
