@@ -25,7 +25,7 @@ COPY . ${COURSE}
 RUN python -m venv "${VENV}"
 # a new shell, so `python` is the venv's (a shell remembers where it found a command). An editable
 # install: a checkout mounted over /course at run time is what the kernels import.
-RUN pip install -q -e ".[lab]" && python -c "import course_lib.nvrtc as n; print('NVRTC', n.nvrtc_version())"
+RUN pip install -q -e ".[lab]" && python -c "import course_lib.compile.nvrtc as n; print('NVRTC', n.nvrtc_version())"
 
 EXPOSE 8888
 CMD ["course-lab", "--no-browser", "--ip", "0.0.0.0", "--port", "8888"]

@@ -17,10 +17,9 @@ Screenshots, the page text of a failure and the server log go to tests/screensho
 $COURSE_SCREENSHOTS; their list is printed at the end, pass or fail, and .ci/run prints the folder).
 Waits are on the kernel's and the page's state, never fixed sleeps, except the autosave interval.
 
-What it needs, installed on the fly when missing: Chromium (Debian's `chromium` package, with
-apt-get when running as root; or set COURSE_BROWSER=/path/to/chrome) and the `playwright`
-Python package (pip). It skips, saying why, when neither can be had or the notebooks do not
-exist yet. COURSE_NOTEBOOKS=folder runs it on other notebooks (e.g. a student build).
+What it needs, and never installs itself: Chromium (Debian's `chromium` package, which .ci/run
+installs; or set COURSE_BROWSER=/path/to/chrome) and the `playwright` Python package (the [test]
+extra). Without either it skips and says how to get it; also when the notebooks do not exist yet. COURSE_NOTEBOOKS=folder runs it on other notebooks (e.g. a student build).
 JupyterLab and Chromium are always stopped, by process id, even when the test fails.
 """
 from __future__ import annotations
@@ -41,6 +40,8 @@ import pytest
 from course_lib.lab import course_lab as L
 
 from course_lib import gpu  # noqa: E402
+
+pytestmark = pytest.mark.slow      # a real JupyterLab driven from a real browser
 
 REPO = Path(__file__).resolve().parents[2]
 ART = Path(os.environ.get("COURSE_SCREENSHOTS") or REPO / "tests" / "screenshots")   # printed at the end
@@ -70,35 +71,15 @@ def _chromium() -> str:
         path = shutil.which(name)
         if path:
             return path
-    if not shutil.which("apt-get"):
-        pytest.skip("no Chromium found and no apt-get to install it: install Chromium or set COURSE_BROWSER")
-    if not hasattr(os, "geteuid") or os.geteuid() != 0:
-        pytest.skip("no Chromium found and not root, so apt-get cannot install it: "
-                    "`sudo apt-get install chromium` (or set COURSE_BROWSER=/path/to/chrome)")
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    cmd = ["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"]
-    for attempt in ([], [["apt-get", "update", "-q"]]):
-        for pre in attempt:
-            subprocess.run(pre, env=env, capture_output=True, timeout=300)
-        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
-        if r.returncode == 0 and shutil.which("chromium"):
-            return shutil.which("chromium")
-    pytest.skip("no Chromium found and `apt-get install chromium` failed: " + (r.stderr or r.stdout).strip()[-300:])
+    pytest.skip("no Chromium here: the browser test drives Debian's chromium and installs nothing itself. "
+                "Get it with `sudo apt-get install chromium` (.ci/run does this), or set COURSE_BROWSER=/path/to/chrome")
 
 
 def _playwright():
     try:
         return importlib.import_module("playwright.sync_api")
     except ImportError:
-        pass
-    r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "playwright"], capture_output=True,
-                       text=True, timeout=300)
-    importlib.invalidate_caches()
-    try:
-        return importlib.import_module("playwright.sync_api")
-    except ImportError:
-        pytest.skip("the playwright package is missing and `pip install playwright` failed: "
-                    + (r.stderr or r.stdout).strip()[-300:])
+        pytest.skip("the playwright package is missing: pip install -e \".[test]\" brings it")
 
 
 class Deadline:
@@ -452,7 +433,6 @@ def test_notebook00_shows_the_backend_banner(browser, jupyterlab, course, deadli
 
 def check_banner(page, deadline, shots):
     run_all_from_the_menu(page, deadline, shots)
-    from course_lib.compile import nvrtc
     # the server, so its kernels, run with this process's COURSE_LIB_BACKEND (tests: sim)
     expected = "GPU: " if gpu.available() else "CPU simulator: metrics are exact; times are not measured"
     banner = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output", has_text=expected).first

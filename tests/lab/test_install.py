@@ -31,6 +31,8 @@ import pytest
 from course_lib.lab import course_lab as lab
 from course_lib.compile import platforms
 
+pytestmark = pytest.mark.slow      # fresh virtual environments and clones of the course
+
 REPO = Path(__file__).resolve().parents[2]
 MAC, LINUX = dict(platform_system="Darwin", os_name="posix"), dict(platform_system="Linux", os_name="posix")
 PLATFORMS = {        # pip --platform tags (pip takes them literally), and the marker environment there
