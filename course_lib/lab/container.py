@@ -20,6 +20,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 IMAGE = "transpose-course"
@@ -130,3 +131,23 @@ def start(notebooks: Path, served: Path, *, port: int, token: str, lab_args=(), 
         subprocess.run([exe, "stop", f"{IMAGE}-{port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         proc.wait()
         return 0
+
+
+def serve_from_course_lab(args, extra, course, served, port, token, url, want_browser) -> int:
+    """`course-lab --container`: the same course-lab, with JupyterLab in the container (`course`: the
+    checkout's notebooks/, `served`: the student's copy)."""
+
+    def ready():
+        print(f"\nTranspose course (in a container): open {url}\nPress Ctrl-C to stop it.\n", flush=True)
+        if want_browser:
+            import webbrowser
+            webbrowser.open(url)
+    # inside, JupyterLab listens on every address of the container; what reaches it is the port the
+    # engine publishes on --ip (this machine only, by default), checked like a server of our own above
+    lab_args = [*(["--sim"] if args.sim else []), *(["--allow-no-token"] if not token else []), *extra]
+    try:
+        return start(course, served, port=port, token=token, lab_args=lab_args,
+                               rebuild=args.rebuild, on_ready=ready, publish=args.ip)
+    except ContainerError as exc:
+        print(f"course-lab: {exc}", file=sys.stderr)
+        return 2

@@ -23,7 +23,9 @@ Colab pieces every notebook starts with: :func:`colab_badge` and :func:`colab_in
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
+import re
 import secrets
 import signal
 import sys
@@ -132,9 +134,10 @@ def _raise_interrupt(signum, frame):
 
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="course-lab", description="Open the transpose course in JupyterLab.",
-                                 epilog="Other options go to `jupyter lab` as they are.")
+                                 epilog="JupyterLab settings go through as they are, in the form "
+                                        "--ServerApp.name=value (or --LabApp., --ContentsManager., ...).")
     ap.add_argument("notebooks", nargs="?", help="serve this folder as it is (default: your copy, my-notebooks/)")
-    ap.add_argument("--port", type=int, default=None, help="port (default: the first free one from 8888)")
+    ap.add_argument("--port", type=_port, default=None, help="port (default: the first free one from 8888)")
     ap.add_argument("--ip", default="127.0.0.1", help="address to listen on (0.0.0.0 for a remote machine)")
     ap.add_argument("--no-browser", action="store_true", help="only print the URL")
     ap.add_argument("--sim", action="store_true", help="use the CPU simulator even when there is a GPU")
@@ -154,6 +157,28 @@ def parser() -> argparse.ArgumentParser:
                     help="write course-lab's JupyterLab settings and save hook into a Jupyter config folder "
                          "(a JupyterHub's <prefix>/etc/jupyter), then exit")
     return ap
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1 to 65535)") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port: ports run from 1 to 65535 (8888 is usual)")
+    return port
+
+
+def _jupyter_settings(extra: list, ap: argparse.ArgumentParser) -> list:
+    """What passes on to JupyterLab: its settings (--Class.trait=value), nothing else. An option neither
+    course-lab nor that form knows is refused here, instead of JupyterLab printing its whole usage."""
+    for a in extra:
+        if not re.fullmatch(r"--[A-Z]\w*(\.\w+)+=.*", a):
+            close = difflib.get_close_matches(a.split("=")[0], [o for act in ap._actions for o in act.option_strings],
+                                              n=1)
+            ap.error(f"unknown option {a!r}" + (f" (did you mean {close[0]}?)" if close else "")
+                     + "; JupyterLab settings go as --ServerApp.name=value")
+    return extra
 
 
 def _token(args, extra) -> tuple[str | None, list]:
@@ -180,13 +205,14 @@ def _folder(args) -> Path:
 
 
 def main(argv=None) -> int:
-    args, extra = parser().parse_known_args(argv)
+    ap = parser()
+    args, extra = ap.parse_known_args(argv)
     if args.write_jupyter_config:
         from .server import write_config
         for path in write_config(Path(args.write_jupyter_config).expanduser()):
             print(f"wrote {path}")
         return 0
-    token, extra = _token(args, extra)
+    token, extra = _token(args, _jupyter_settings(extra, ap))
     token = secrets.token_hex(24) if token is None else token
     try:
         warning = exposure(args.ip, token, args.allow_no_token)
@@ -204,7 +230,8 @@ def main(argv=None) -> int:
     url = f"http://localhost:{port}/lab" + (f"/tree/{first}" if first else "") + (f"?token={token}" if token else "")
     want_browser = not args.no_browser and _can_open_browser()
     if args.container:
-        return _in_container(args, extra, served, port, token, url, want_browser)
+        from .container import serve_from_course_lab
+        return serve_from_course_lab(args, extra, notebooks_dir(), served, port, token, url, want_browser)
     problem = None if args.without_compiler else compiler_problem()
     if problem:
         print(f"course-lab: {problem}\n(to open the notebooks anyway, without compiling anything: "
@@ -212,6 +239,11 @@ def main(argv=None) -> int:
         return 2
     lab = Lab(served, port=port, ip=args.ip, token=token, backend="sim" if args.sim else None, first=first,
               extra_args=["--log-level=WARN", *extra], allow_no_token=args.allow_no_token)
+    return _serve(lab, args, served, warning, want_browser)
+
+
+def _serve(lab, args, served, warning, want_browser) -> int:
+    """Start JupyterLab, say where it is, and keep it until Ctrl-C or it stops; it is stopped in any case."""
     # the server runs in a session of its own: a SIGTERM/SIGHUP to us must stop it too
     for sig in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
         if sig is not None:
@@ -245,25 +277,6 @@ def main(argv=None) -> int:
         return 0
     finally:
         lab.stop()
-
-
-def _in_container(args, extra, served, port, token, url, want_browser) -> int:
-    from . import container
-
-    def ready():
-        print(f"\nTranspose course (in a container): open {url}\nPress Ctrl-C to stop it.\n", flush=True)
-        if want_browser:
-            import webbrowser
-            webbrowser.open(url)
-    # inside, JupyterLab listens on every address of the container; what reaches it is the port the
-    # engine publishes on --ip (this machine only, by default), checked like a server of our own above
-    lab_args = [*(["--sim"] if args.sim else []), *(["--allow-no-token"] if not token else []), *extra]
-    try:
-        return container.start(notebooks_dir(), served, port=port, token=token, lab_args=lab_args,
-                               rebuild=args.rebuild, on_ready=ready, publish=args.ip)
-    except container.ContainerError as exc:
-        print(f"course-lab: {exc}", file=sys.stderr)
-        return 2
 
 
 if __name__ == "__main__":

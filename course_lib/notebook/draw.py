@@ -6,9 +6,9 @@
     draw.bank_cost(addresses)         # (wavefronts, conflicts) of one warp's shared access
     draw.bandwidth(results)           # effective bandwidth bars against the copy ceiling
     draw.sweep(xs, {"PAD=0": ys})     # a line chart for sweeps (conflicts vs padding, ...)
-    draw.listing(run)                 # the kernel's source, each memory line annotated (HTML)
+    draw.listing(run)                 # the kernel's source, each memory line annotated (listing.py)
     draw.listing(run, view="sass")    # ... with each line's machine code, fused accesses marked
-    draw.table({"naive": run, ...})   # metrics side by side (HTML)
+    draw.table({"naive": run, ...})   # metrics side by side (HTML, listing.py)
     draw.fit_title(fig)               # title lines short enough for a notebook (course_lib.fit)
 
 ``sectors`` and ``banks`` take a SimRun (they read ``run.accesses``, the traced block) or raw
@@ -23,7 +23,6 @@ from a CDN at view time. This module does not run kernels or compute bandwidths.
 """
 from __future__ import annotations
 
-import html
 import os
 
 import numpy as np
@@ -31,11 +30,11 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
-from ..sim.code_view import body_end
 from ..sim.metrics import _pairs_share_address, shared_wavefronts
 from .fit import fit_title  # noqa: F401  (draw.fit_title: part of this module's API)
+from .listing import HTMLText, listing, table  # noqa: F401  (draw.listing, draw.table: part of this module's API)
+from .palette import BAD, MAIN, OK, PALE
 
-OK, BAD, MAIN, PALE = "#2a9d8f", "#e63946", "#457b9d", "#a8dadc"
 TEMPLATE = go.layout.Template(layout=dict(
     font=dict(family="Helvetica, Arial, sans-serif", size=12), paper_bgcolor="white",
     plot_bgcolor="white", margin=dict(l=70, r=20, t=60, b=45), colorway=[MAIN, BAD, OK, "#f4a261", "#6d597a"],
@@ -249,99 +248,3 @@ def sweep(x, series: dict, *, xlabel: str = "", ylabel: str = "", title: str = "
     fig.update_layout(title=title, xaxis=dict(title=xlabel), yaxis=dict(title=ylabel, type="log" if log_y else None),
                       height=360, showlegend=len(series) > 1)
     return fig
-
-
-# ------------------------------------------------------------------------ HTML listings
-
-class HTMLText:
-    """Something with an HTML face (JupyterLab) and a text face (terminals, nbval's text/plain)."""
-
-    def __init__(self, html_: str, text: str):
-        self.html, self.text = html_, text
-
-    def _repr_html_(self):
-        return self.html
-
-    def __repr__(self):
-        return self.text
-
-
-def _note(rows) -> tuple[str, bool]:
-    """'global st: 32.0 sectors/req; shared ld: 32.0 wavefronts/req (32-way)' for one line."""
-    bits, good = [], True
-    for space, op in (("global", "ld"), ("shared", "st"), ("shared", "ld"), ("global", "st")):
-        rs = [r for r in rows if r["space"] == space and r["op"] == op and r["requests"]]
-        req = sum(r["requests"] for r in rs)
-        if not req:
-            continue
-        if space == "global":
-            ratio, ideal = sum(r["sectors"] for r in rs) / req, max(1, max(r["width"] for r in rs))
-            good &= ratio <= 1.25 * ideal      # partial warps at the edges cost a little more
-            bits.append(f"global {op}: {ratio:.1f} sectors/req")
-        else:
-            ratio, conflicts = sum(r["wavefronts"] for r in rs) / req, sum(r["conflicts"] for r in rs)
-            good &= conflicts == 0
-            bits.append(f"shared {op}: {ratio:.1f} wavefronts/req"
-                        + (f", {conflicts / req:.1f} conflicts/req" if conflicts else " (no conflicts)"))
-    return "; ".join(bits), good
-
-
-def listing(run, *, lines: tuple | None = None, view: str = "source", memory_only: bool = False):
-    """The kernel's source (the function that holds the memory lines) with each memory line
-    annotated: sectors per request, shared wavefronts and conflicts; red where it is not ideal.
-    ``view="sass"`` (or ``"ptx"``) adds under each line the machine (or PTX) instructions it
-    compiled to, loads and stores with their counts and fused ones marked (``SimRun.listing``).
-
-        draw.listing(backend.run("naive_row").sim)      # line 18: global st: 32.0 sectors/req
-        draw.listing(run, view="sass", memory_only=True)
-    """
-    if view != "source":
-        lo, hi = lines or (None, None)
-        return run.listing(view=view, memory_only=memory_only,
-                           lines=set(range(lo, hi + 1)) if lines else None)
-    mem = sorted(run.by_line)
-    src = run.source_lines
-    if lines is None and mem:
-        start = max((i for i in range(mem[0], 0, -1) if "__global__" in src[i - 1]), default=mem[0])
-        lines = (start, body_end(src, start))
-    lo, hi = lines or (1, len(src))
-    rows_html, rows_text = [], []
-    for n in range(lo, hi + 1):
-        code = src[n - 1].rstrip()
-        note, good = "", True
-        if n in run.by_line:
-            note, good = _note([r for r in run.instructions if r["line"] == n])
-        color = OK if good else BAD
-        rows_html.append(f"<span style='color:#999'>{n:4d}</span>  {html.escape(code)}"
-                         + (f"  <span style='color:{color};font-weight:bold'>// {html.escape(note)}</span>" if note else ""))
-        rows_text.append(f"{n:4d}  {code}" + (f"  // {note}" if note else ""))
-    body = "\n".join(rows_html)
-    return HTMLText(f"<pre style='font-size:12px;line-height:1.35'>{body}</pre>", "\n".join(rows_text))
-
-
-def table(runs: dict, *, model_gpu: str | None = None) -> HTMLText:
-    """Metrics side by side: {label: SimRun or backend Result}. With `model_gpu` ('H100'...),
-    adds the modelled bandwidth column.
-
-        draw.table({"naive": run1, "tile": run2}, model_gpu="H100")
-    """
-    cols = ["kernel", "ld sectors/req", "st sectors/req", "shared ld wf/req", "shared st wf/req",
-            "bank conflicts", "races"] + ([f"model GB/s ({model_gpu})"] if model_gpu else [])
-    rows = []
-    for label, r in runs.items():
-        run = getattr(r, "sim", None) or r
-        from ..sim.metrics import METRIC_NAMES as N
-        m = run.metrics
-        row = [label, f"{run.ratio('global', 'ld'):.1f}", f"{run.ratio('global', 'st'):.1f}",
-               f"{run.ratio('shared', 'ld'):.1f}", f"{run.ratio('shared', 'st'):.1f}",
-               str(m[N[("shared", "ld", "conflicts")]] + m[N[("shared", "st", "conflicts")]]), str(len(run.races))]
-        if model_gpu:
-            from ..transposes.model import predict
-            row.append(f"{predict(run, model_gpu):.0f}")
-        rows.append(row)
-    widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)] if rows else [len(c) for c in cols]
-    text = "\n".join("  ".join(v.rjust(w) if i else v.ljust(w) for i, (v, w) in enumerate(zip(r, widths)))
-                     for r in [cols] + rows)
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in r) + "</tr>" for r in rows)
-    return HTMLText(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>", text)

@@ -38,6 +38,9 @@ import os
 import ipywidgets as W
 import numpy as np
 from IPython.display import display
+from traitlets import TraitError
+
+from ..errors import ArgumentError
 
 _FIGURE_WIDGET = os.environ.get("COURSE_LIB_FIGUREWIDGET", "") == "1"
 
@@ -82,6 +85,28 @@ def control(name: str, spec):
             return W.SelectionSlider(options=options, description=name, continuous_update=False)
         return W.ToggleButtons(options=options, description=name, style=dict(button_width="auto"))
     return None
+
+
+def choose(w, name: str, value) -> None:
+    """Set control `w` to `value`, or raise an ArgumentError naming the values it can take (instead of
+    a traitlets trace)."""
+    options = getattr(w, "options", None)
+    if options is not None:
+        values = [o[1] if isinstance(o, tuple) else o for o in options]
+        match = [v for v in values if v is value or label(v) == label(value)]
+        if not match:
+            raise ArgumentError(f"{name}={label(value)!r} is not one of this explorer's choices",
+                                hint=f"{name} can be {', '.join(label(v) for v in values)}")
+        value = match[0]
+    elif isinstance(w, (W.IntSlider, W.FloatSlider)) and not (
+            isinstance(value, (int, float, np.number)) and w.min <= value <= w.max):
+        raise ArgumentError(f"{name}={value!r} is outside this explorer's slider",
+                            hint=f"{name} runs from {w.min} to {w.max}")
+    try:
+        w.value = value
+    except TraitError as exc:
+        raise ArgumentError(f"{name}={value!r} does not fit this control: {str(exc).splitlines()[0]}",
+                            hint=f"pick a value the {name} control shows") from None
 
 
 class View:
@@ -140,9 +165,13 @@ class Explorer:
                 self.fixed[name] = spec
             else:
                 self.controls[name] = w
-                if start and name in start:
-                    w.value = start[name]
-                w.observe(lambda change: self.update(), names="value")
+        for name, value in (start or {}).items():       # before anything observes the controls
+            if name not in self.controls:
+                raise ArgumentError(f"start={{{name!r}: ...}}: this explorer has no control named {name!r}",
+                                    hint=f"its controls: {', '.join(self.controls) or 'none'}")
+            choose(self.controls[name], name, value)
+        for w in self.controls.values():
+            w.observe(lambda change: self.update(), names="value")
         self.status = W.HTML("")
         self.views: list[View] = []
         self.charts = W.VBox(layout=W.Layout(width="100%"))
@@ -164,7 +193,7 @@ class Explorer:
         """Change controls from code; the charts follow (one update per changed control)."""
         for name, value in params.items():
             if name in self.controls:
-                self.controls[name].value = value
+                choose(self.controls[name], name, value)
             else:
                 self.fixed[name] = value
                 self.update()
