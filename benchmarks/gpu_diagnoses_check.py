@@ -133,15 +133,16 @@ def main():
     report(bool((out == ref).all()), "4. passing assert: same output as without it")
 
     # 5. a corrupted CUBIN in the cache
-    from course_lib.compile import nvrtc
+    from course_lib.compile import cache, nvrtc
+    arch, major = cl.gpu.info().arch, cl.gpu.driver_major()
     with tempfile.TemporaryDirectory() as tmp:
-        nvrtc.CACHE_DIR = __import__("pathlib").Path(tmp)
-        nvrtc._memory_cache.clear()
-        first = nvrtc.compile_source(SRC, want_cubin=True)
-        (blob,) = [p for p in nvrtc.CACHE_DIR.iterdir() if p.suffix == ".cubin"]
+        cache.CACHE_DIR = __import__("pathlib").Path(tmp)
+        cache.memory.clear()
+        first = nvrtc.compile_source(SRC, arch=arch, want_cubin=True, max_major=major)
+        (blob,) = [p for p in cache.CACHE_DIR.iterdir() if p.suffix == ".cubin"]
         blob.write_bytes(first.cubin[:100])
-        nvrtc._memory_cache.clear()
-        again = nvrtc.compile_source(SRC, want_cubin=True)
+        cache.memory.clear()
+        again = nvrtc.compile_source(SRC, arch=arch, want_cubin=True, max_major=major)
         fresh = cl.RawModule(code=SRC + "\n// fresh\n", filename="cell.cu").get_function("plain_scale")
         out2 = np.zeros(256, np.float32)
         fresh(2, 128, (out2, x, np.int32(256)))

@@ -86,7 +86,7 @@ def main():
         print("No NVIDIA GPU visible to CuPy: nothing to check here (run this on the GPU machine).")
         return
     import cupy as cp
-    print(f"GPU: {cl.gpu.info().name}, CuPy {cp.__version__}, NVRTC {cl.gpu.driver_major()}")
+    print(f"GPU: {cl.gpu.info().name}, CuPy {cp.__version__}, driver for CUDA {cl.gpu.driver_major()}")
     mod = cl.RawModule(code=SRC, filename="cell.cu")
     n = 1024
     grid_bad = (n // 256 + 1,)                 # a grid with more threads than elements

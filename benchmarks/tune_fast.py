@@ -46,7 +46,6 @@ def main():
         print("No NVIDIA GPU here: nothing to tune.")
         return 0
     import cupy as cp
-    from course_lib import gpu
     results = []
     for dname in a.dtype.split(","):
         dt = np.dtype(DTYPES[dname])
