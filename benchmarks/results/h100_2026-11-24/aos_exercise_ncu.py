@@ -13,8 +13,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from course_lib.notebook import magic
-from course_lib.teach import solutions  # noqa: E402
+from course_lib import magic, solutions  # noqa: E402
 
 
 def main():

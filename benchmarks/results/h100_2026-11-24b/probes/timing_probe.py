@@ -33,9 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.transpose import DTYPES, parse_kernels, parse_sizes, peers, random_device, same_bits  # noqa: E402
-from course_lib.compile import nvrtc
-from course_lib import gpu  # noqa: E402
-from course_lib import transposes  # noqa: E402
+from course_lib import nvrtc, transposes  # noqa: E402
 
 SPIN = r"""
 extern "C" __global__ void spin(long long cycles) {
@@ -55,7 +53,7 @@ class Harness:
     def __init__(self):
         import cupy as cp
         self.cp = cp
-        l2 = gpu.info().l2_bytes
+        l2 = nvrtc.device_info().l2_bytes
         self.buf = cp.empty(2 * l2, np.uint8)
         self.fbuf = self.buf.view(np.float32)
         mod = cp.RawModule(code=SPIN)
@@ -156,7 +154,7 @@ def main(argv=None):
     p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--no-compile", action="store_true")
     args = p.parse_args(argv)
-    if not gpu.available():
+    if not nvrtc.gpu_available():
         print("no GPU: nothing to time")
         return 0
     h = Harness()
@@ -167,7 +165,7 @@ def main(argv=None):
             show(c)
             cases.append(c)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "timing_probe.json").write_text(json.dumps(dict(device=gpu.info().name, cases=cases),
+    (args.out / "timing_probe.json").write_text(json.dumps(dict(device=nvrtc.device_info().name, cases=cases),
                                                            indent=1))
     return 0
 
