@@ -13,7 +13,7 @@ The kernels, inputs (edge values + random) and Python references are the test su
 
 Approximate instructions (.approx, div.full) report the largest ulp distance GPU vs simulator.
 Writes DIR/gpu_semantics.json and prints the table. Besides counts and examples, each record
-keeps every GPU answer, so tests/test_gpu_semantics_replay.py can hold the simulator to the
+keeps every GPU answer, so tests/sim/test_gpu_semantics_replay.py can hold the simulator to the
 hardware without a GPU: ``inputs_sha`` (fingerprint of the inputs), ``gpu_sha`` (of all GPU
 answers), ``answers`` (index -> GPU bits wherever the ISA leaves the result open or the GPU
 differs from the reference; elsewhere the GPU gave the reference's bits), all bits for

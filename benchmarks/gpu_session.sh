@@ -6,7 +6,7 @@
 #     OUT=DIR bash benchmarks/gpu_session.sh nbval transpose
 #
 # steps   env        the GPU, driver, CuPy, NVRTC, ncu
-#         tests      tests/test_gpu.py and the GPU tests of test_guard/test_ui (pytest)
+#         tests      tests/gpu/test_gpu.py and the GPU tests of test_guard/test_ui, checkers (pytest)
 #         bench      python -m course_lib bench --dtype all (8192 x 8192, every course kernel)
 #         guard      benchmarks/gpu_guard_check.py (refused launches, the context stays usable)
 #         diag       benchmarks/gpu_diagnoses_check.py (assert/trap/null messages as CUDA prints them)
@@ -48,14 +48,14 @@ step() {   # step NAME SECONDS COMMAND...
 for s in "$@"; do
     case $s in
     env)   nvidia-smi --query-gpu=name,driver_version,clocks.max.memory,memory.total --format=csv
-           python3 -c "import cupy, numpy; from course_lib import nvrtc; print('cupy', cupy.__version__, \
-\
-'numpy', numpy.__version__, 'nvrtc', nvrtc.nvrtc_version()); m = nvrtc.machine_code_missing(); \
+           python3 -c "import cupy, numpy; from course_lib import gpu; from course_lib.compile import nvrtc; \
+print('cupy', cupy.__version__, 'numpy', numpy.__version__, 'driver CUDA', gpu.driver_major(), \
+'GPU code from', nvrtc.compiler(gpu.driver_major(), prefer=(13, 12))); m = nvrtc.machine_code_missing(); \
 print('simulator counts', 'the PTX: ' + m if m else 'the machine code (NVRTC 13 + nvdisasm)')"; ncu --version | tail -1 ;;
-    tests) step tests 300 "${PYTEST[@]}" tests/test_gpu.py \
-               tests/test_guard.py::test_on_gpu_refused_launch_leaves_the_context_usable \
-               tests/test_ui.py::test_gpu_backend_measures_and_checks \
-               tests/test_exercises.py tests/test_predict_debug.py ;;
+    tests) step tests 300 "${PYTEST[@]}" -m "not slow" tests/gpu/test_gpu.py \
+               tests/kernel/test_guard.py::test_on_gpu_refused_launch_leaves_the_context_usable \
+               tests/notebook/test_ui.py::test_gpu_backend_measures_and_checks \
+               tests/teach/test_exercises.py tests/teach/test_predict_debug.py ;;
     diag)  step diag 120 python3 benchmarks/gpu_diagnoses_check.py ;;
     bench) step bench 240 python3 -m course_lib bench --dtype all ;;
     guard) step guard 120 python3 benchmarks/gpu_guard_check.py ;;

@@ -26,7 +26,7 @@ were those of 3942e9e until f02e9e0 gave it the hardware's) that pins down:
 - warp/atomic kernels: fingerprints of their order-free outputs when GPU and simulator agreed,
   or the GPU's values when the saved example shows the whole output.
 
-The result is what ``tests/test_gpu_semantics_replay.py`` replays.
+The result is what ``tests/sim/test_gpu_semantics_replay.py`` replays.
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ failed. This binding loads the wheels' libraries itself:
 - NVRTC 12 (``nvidia-cuda-nvrtc-cu12``: ``nvidia/cuda_nvrtc/lib/libnvrtc.so.12``): what a GPU whose
   driver predates CUDA 13 can load code from;
 
-then a toolkit under ``CUDA_HOME``/``CUDA_PATH``. :func:`load` gives one major version,
+then a toolkit under ``CUDA_HOME``/``CUDA_PATH`` or ``/usr/local/cuda``. :func:`load` gives one major version,
 :func:`newest` the newest one at or below a limit (a driver's CUDA version).
 
 What it does not do: cache, choose options, or turn the log into a readable error
@@ -53,6 +53,7 @@ def _candidates(major):
     spec = importlib.util.find_spec("nvidia")
     roots = [Path(p) / _WHEEL_FOLDER[major] for p in (spec.submodule_search_locations or [])] if spec else []
     roots += [Path(os.environ[v]) for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    roots += [Path(f"/usr/local/cuda-{major}"), Path("/usr/local/cuda")] if sys.platform != "win32" else []
     for root in roots:
         if sys.platform == "win32":
             for d in (root / "bin" / "x86_64", root / "bin"):

@@ -62,7 +62,7 @@ def colab_install_cell(repo: str = COURSE_REPO) -> str:
     interrupted run is reused. A plain (not editable) install, because an editable one is only
     importable after a runtime restart (its import hook is a .pth file, read when Python starts).
     pip adds only what Colab lacks: Colab already has numpy, plotly, ipywidgets 7, CuPy and (with
-    torch) NVRTC (tests/test_colab.py checks this against a list of Colab's packages)."""
+    torch) NVRTC (tests/lab/test_colab.py checks this against a list of Colab's packages)."""
     return ("# On Colab only: install the course (does nothing anywhere else, or once it is installed)\n"
             "import importlib.util, sys\n"
             "if \"google.colab\" in sys.modules and importlib.util.find_spec(\"course_lib\") is None:\n"

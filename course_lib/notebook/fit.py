@@ -6,7 +6,7 @@ plotly centres a title and never wraps it: a line wider than the chart is cut at
 JupyterLab's default width (a 1280 px window with the file browser open) an output is about 850 px
 wide, and a chart in a narrower window or beside another is less, so lines are kept to about 540 px:
 a long line is broken at ' — ' or a space, and what follows goes on in smaller (<sup>) lines.
-Explorers (course_lib.widgets) fit every figure they show; tests/test_browser.py measures the result
+Explorers (course_lib.widgets) fit every figure they show; tests/lab/test_browser.py measures the result
 in a real browser. This module changes layouts only; it draws nothing.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """On a real GPU: every course kernel is bit-exact for every dtype and the awkward shapes.
 
 Skipped without a GPU (CI has none). On a GPU machine:
-    COURSE_LIB_BACKEND=gpu python -m pytest tests/test_gpu.py
+    COURSE_LIB_BACKEND=gpu python -m pytest tests/gpu/test_gpu.py
 """
 import numpy as np
 import pytest

@@ -11,7 +11,7 @@ METRIC = "l1tex__t_sectors_pipe_lsu_mem_global_op_{}.sum"
 
 @pytest.mark.parametrize("key", [k for k, s in transposes.SPECS.items() if s.bench])
 def test_every_course_kernel_is_correct_on_awkward_shapes(key):
-    """float32 on the large awkward shapes; tests/test_kernels.py covers every dtype (smaller)."""
+    """float32 on the large awkward shapes; tests/transposes/test_kernels.py covers every dtype (smaller)."""
     t = transposes.kernel(key, np.float32)
     for shape, result in verify.check(t):
         assert result.ok, f"{key} {shape}: {result}"

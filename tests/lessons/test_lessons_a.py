@@ -1,5 +1,5 @@
 """Notebooks 00-05: the lesson modules (course_lib.lessons.cpu, warps, start, banks). Their
-exercises are tested in tests/test_exercises.py. Simulator only; no timings asserted."""
+exercises are tested in tests/teach/test_exercises.py. Simulator only; no timings asserted."""
 from pathlib import Path
 
 import numpy as np

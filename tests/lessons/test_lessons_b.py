@@ -1,6 +1,6 @@
 """Notebooks 06-11: the lesson modules (course_lib.lessons.occupancy, measured, aos, shapes,
 capstone) and the capstone challenge. The exercises of these notebooks are tested in
-tests/test_exercises.py. Simulator only; no timings."""
+tests/teach/test_exercises.py. Simulator only; no timings."""
 import json
 from pathlib import Path
 
