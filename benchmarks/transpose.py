@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from course_lib import gpu  # noqa: E402
 from course_lib import transposes
 from course_lib.transposes import verify  # noqa: E402
+from library_peers import peers  # noqa: E402  (benchmarks/library_peers.py)
 
 DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "u8": np.uint8}
 BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -67,37 +68,6 @@ def parse_sizes(text):
     return sizes
 
 
-# ----------------------------------------------------------------------------- peers
-def peers(dtype, no_compile):
-    """[(name, make(a) -> fn)]: fn() returns the transposed copy (anything cupy.asarray takes),
-    C-ordered cols x rows. Nothing but the library call is inside fn, so the timing is its own."""
-    import cupy as cp
-    out = [("cupy", lambda a: lambda: cp.ascontiguousarray(a.T))]
-    if np.dtype(dtype) in (np.float32, np.float64):    # geam; other dtypes are an elementwise copy
-        out.append(("cublas", lambda a: lambda: cp.asfortranarray(a).T))
-    try:
-        import torch
-    except ImportError:
-        return out
-
-    def eager(a):
-        x = torch.as_tensor(a, device="cuda")            # shares the CuPy buffer, no copy
-        return lambda: x.t().contiguous()
-    out.append(("torch", eager))
-    if not no_compile:
-        dyn = torch._dynamo.config
-        for limit in ("cache_size_limit", "recompile_limit"):   # one compile per dtype x shape
-            if hasattr(dyn, limit):
-                setattr(dyn, limit, 256)
-        compiled = torch.compile(lambda x: x.t().contiguous(), dynamic=False)
-
-        def comp(a):
-            x = torch.as_tensor(a, device="cuda")
-            return lambda: compiled(x)
-        out.append(("torch.compile", comp))
-    return out
-
-
 # ----------------------------------------------------------------------------- one size
 def random_device(rows, cols, dtype, seed):
     """Random, never-zero data made on the device (a 2 GiB host array would dominate the run)."""
@@ -118,7 +88,6 @@ def same_bits(got, a):
 
 def bench_size(rows, cols, dtype, keys, args):
     import cupy as cp
-    from course_lib import gpu
     dt = np.dtype(dtype)
     nbytes = rows * cols * dt.itemsize
     a = random_device(rows, cols, dt, seed=rows * 31 + cols)
@@ -150,7 +119,7 @@ def bench_size(rows, cols, dtype, keys, args):
         record(label, "copy-kernel" if t.is_copy else "course", seconds, ok,
                note or (f"{t.name}" if params else ""))
         del out
-    for name, make in peers(dt, args.no_compile):
+    for name, make in peers(dt, args.no_compile) if getattr(args, "peers", True) else []:
         try:
             fn = make(a)
             start = time.perf_counter()
