@@ -20,6 +20,14 @@
 #         probencu   ncu's speed-of-light, launch, occupancy, warp-state and memory sections on a few
 #                    probe variants and cuBLAS geam (PROBE_NCU: '|'-separated label parts)
 #         profiles   benchmarks/profile_lessons.py: the ncu / compute-sanitizer commands the notebooks show
+#         latency    benchmarks/latency.py: pointer-chase latency idle and under copy/padded/padded_32x8/vec64,
+#                    bytes in flight per SM (Little's law) -> latency.json
+#         prose      benchmarks/rounds.py prose: every case a notebook compares, 5 rounds (median and
+#                    spread) -> rounds_prose.json
+#         blocks     benchmarks/rounds.py blocks: CUDA_Freshman's block shapes, notebook 06's BLOCK_ROWS,
+#                    5 rounds -> rounds_blocks.json
+#
+#     OUT=DIR bash benchmarks/gpu_session.sh env latency prose blocks     # notebooks' measurements, < 9 min
 #
 # Each step but env writes DIR/<step>.txt (and its JSON) and has its own time limit, so a slow step
 # cannot take the rest with it. Python packages the GPU machine lacks (Jupyter, nbval, plotly,
@@ -72,6 +80,9 @@ print('simulator counts', 'the PTX: ' + m if m else 'the machine code (NVRTC 13 
                --metrics lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,dram__bytes_read.sum,dram__bytes_write.sum \
                python3 benchmarks/misaligned_probe.py --worker "${PROBE_NCU:-f32 tr 32x32/32x8 MM|cublas}" ;;
     profiles) step profiles 420 python3 benchmarks/profile_lessons.py --out "$OUT" ;;
+    latency) step latency 60 python3 benchmarks/latency.py --out "$OUT" ;;
+    prose) step prose 350 python3 benchmarks/rounds.py prose --out "$OUT" --budget 320 ;;
+    blocks) step blocks 90 python3 benchmarks/rounds.py blocks --out "$OUT" --budget 70 ;;
     *) echo "unknown step $s"; exit 2 ;;
     esac
 done
