@@ -1,1 +1,7 @@
-"""lab"""
+"""Where the course is opened, released and taught: everything outside a notebook's kernel.
+
+Modules: ``course_lab`` (the ``course-lab`` command), ``server`` (a JupyterLab for the course),
+``workcopy`` (the student's own copy of the notebooks), ``stored`` (byte-stable notebooks),
+``refresh`` (re-executing notebooks for nbval), ``release`` and ``instructor`` (student and
+instructor copies, checks), ``colab`` (the Colab install cell), ``container`` (``--container``).
+"""
