@@ -2,7 +2,8 @@
 
     paths.KERNELS     # kernels/: every course kernel as a .cu file (course_lib/kernels in a wheel)
     paths.NOTEBOOKS   # notebooks/: the student notebooks (a checkout, or the folder course-lab runs in)
-    paths.RESULTS     # benchmarks/results/: what GPU runs measured, which notebooks quote
+    paths.RESULTS     # benchmarks/results/: what GPU runs measured, which notebooks quote (in a wheel:
+                      # course_lib/results, holding only the files they quote; pyproject.toml lists them)
     paths.REPO        # the checkout's root (the folder above course_lib)
 
 A module that reads one of these folders asks here, so a layout change is one edit. Nothing is
@@ -22,4 +23,4 @@ def _first_dir(*candidates: Path) -> Path:
 
 KERNELS = _first_dir(REPO / "kernels", PACKAGE / "kernels")
 NOTEBOOKS = _first_dir(REPO / "notebooks", Path.cwd() / "notebooks")
-RESULTS = REPO / "benchmarks" / "results"
+RESULTS = _first_dir(REPO / "benchmarks" / "results", PACKAGE / "results")

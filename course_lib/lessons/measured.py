@@ -9,9 +9,9 @@
     measured.ratio_table(run, ["padded_32x8", "warp"], dtypes=["float64"], sizes=[(8191, 8193)])
     measured.ratio_table(run, ["memcpy", "copy", "vec64"], unit="gbps")   # the ceiling in GB/s
 
-Files are looked up in the repository checkout (``benchmarks/results`` beside ``course_lib``);
-a missing folder gives empty results, never an error, so a notebook still runs from an
-installed wheel. This module does not time anything (``course_lib.gpu`` does).
+Files are looked up in ``paths.RESULTS``: the checkout's ``benchmarks/results``, or the copy of
+the quoted files an installed wheel ships (``course_lib/results``); a missing file gives empty
+results, never an error. This module does not time anything (``course_lib.gpu`` does).
 """
 from __future__ import annotations
 
@@ -117,7 +117,8 @@ def transpose_runs(root: Path | None = None) -> list[dict]:
             data = json.loads(p.read_text())
         except (OSError, ValueError):
             continue
-        data["path"] = str(p.relative_to(root.parent.parent)) if root == RESULTS else str(p)
+        # named as in the checkout, wherever an installed wheel keeps the file
+        data["path"] = f"benchmarks/results/{p.relative_to(root).as_posix()}" if root == RESULTS else str(p)
         runs.append(data)
     return sorted(runs, key=lambda d: d.get("meta", {}).get("date", ""), reverse=True)
 
