@@ -105,7 +105,7 @@ def machine_code_missing() -> str:
         nvrtc_lib.load(13)
         path = sass.nvdisasm_path()
         if path is None:
-            return "nvdisasm was not found (pip install nvidia-cuda-nvdisasm)"
+            return "nvdisasm was not found; it comes in the nvidia-cuda-nvdisasm wheel"
         sass.nvdisasm_version(path)
     except Unavailable as exc:
         return str(exc)

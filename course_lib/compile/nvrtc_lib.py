@@ -128,9 +128,10 @@ def load(major: int) -> Library:
             tried.append(f"{lib}: version {v_major.value}.{v_minor.value}")
             continue
         return Library(handle, (v_major.value, v_minor.value), str(lib))
-    wheel = "'nvidia-cuda-nvrtc==13.0.*'" if major == 13 else "nvidia-cuda-nvrtc-cu12"
+    # which wheel, not a command: how to install it depends on where the course runs (platforms.install_hint)
+    wheel = "nvidia-cuda-nvrtc==13.0.*" if major == 13 else "nvidia-cuda-nvrtc-cu12"
     raise Unavailable(f"NVRTC {major} was not found" + (f" ({'; '.join(tried)})" if tried else "")
-                      + f": pip install {wheel}")
+                      + f"; it comes in the {wheel} wheel")
 
 
 def newest(at_most: int | None = None) -> Library:

@@ -102,7 +102,7 @@ def disassemble(cubin: bytes, cache_dir: Path | None = None) -> str:
     """nvdisasm's listing of ``cubin`` with PTX line numbers; raises :class:`Unavailable`."""
     path = nvdisasm_path()
     if path is None:
-        raise Unavailable("nvdisasm was not found: pip install nvidia-cuda-nvdisasm")
+        raise Unavailable("nvdisasm was not found; it comes in the nvidia-cuda-nvdisasm wheel")
     key = f"{hashlib.sha256(cubin).hexdigest()[:32]}-{nvdisasm_version(path)}"
     cached = Path(cache_dir) / "sass" / f"{key}.sass" if cache_dir else None
     if cached is not None:

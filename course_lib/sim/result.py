@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..compile.platforms import install_hint
 from .metrics import METRIC_NAMES
 from .races import Race  # noqa: F401  (the type of SimRun.races)
+
+MACHINE_CODE_WHEELS = ("nvidia-cuda-nvrtc==13.0.*", "nvidia-cuda-nvdisasm")   # what reads ptxas's machine code
 
 
 @dataclass
@@ -92,7 +95,7 @@ class SimRun:
         if plan.note:
             return [Finding("machine code", 0, f"memory metrics follow the PTX, not the machine code: {plan.note}",
                             1, None, None, "ptxas may fuse neighbouring narrow accesses into one wider one, which "
-                            "Nsight Compute counts once: pip install 'nvidia-cuda-nvrtc==13.0.*' nvidia-cuda-nvdisasm")]
+                            "Nsight Compute counts once; " + install_hint(MACHINE_CODE_WHEELS))]
         return [Finding("machine code", pr.line, f"the counts follow the PTX here: {pr.message}", 1, None, None)
                 for pr in plan.problems if pr.pc in counted or pr.pc < 0]
 
