@@ -18,26 +18,21 @@ which plotly 6 (the stored outputs) leaves out; that key alone is dropped before
 Needs Python 3.12 and PyPI (or pip's cache); skips, saying so, without them. Tests the committed
 HEAD, not uncommitted edits. About 1.5 minutes with wheels in pip's cache.
 """
-import glob
-import os
-import re
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from course_lib.lab import colab as colab_cell, course_lab as lab
+from fresh_env import clean_env, python312, run
 
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 PINS = Path(__file__).resolve().parent / "colab_packages.txt"
 NOTEBOOKS = ["00_start_here.ipynb", "05_bank_conflicts.ipynb", "07_vectorized_access.ipynb"]
-OFFLINE = re.compile(r"NewConnectionError|Temporary failure in name resolution|Network is unreachable|"
-                     r"No matching distribution found")
 
 # nbval under Colab's plotly 5: drop the one key plotly 5 adds to every figure and plotly 6 does not
 PLOTLY5_CONFTEST = '''\
@@ -59,72 +54,38 @@ nbval.plugin.IPyNbCell.compare_outputs = compare_outputs
 '''
 
 
-def colab_python() -> str | None:
-    """A Python 3.12 with venv: $COURSE_COLAB_PYTHON, python3.12 on PATH, or one pyenv installed."""
-    candidates = [os.environ.get("COURSE_COLAB_PYTHON"), shutil.which("python3.12"),
-                  *sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.12*/bin/python3.12")), reverse=True)]
-    for exe in filter(None, candidates):
-        r = subprocess.run([exe, "-c", "import sys, venv; print(sys.version_info[:2] == (3, 12))"],
-                           capture_output=True, text=True)
-        if r.returncode == 0 and r.stdout.strip() == "True":
-            return exe
-    return None
-
-
 def pins() -> dict:
     return dict(line.split("==") for line in PINS.read_text().splitlines() if line and not line.startswith("#"))
-
-
-def _run(args, what, **kw):
-    r = subprocess.run(args, capture_output=True, text=True, timeout=900, **kw)
-    if r.returncode != 0 and OFFLINE.search(r.stdout + r.stderr):
-        pytest.skip(f"{what}: PyPI is not reachable: {(r.stdout + r.stderr).strip()[-300:]}")
-    assert r.returncode == 0, f"{what} failed:\n{(r.stdout + r.stderr)[-4000:]}"
-    return r
-
-
-def _clean_env(tmp: Path) -> dict:
-    """This process's environment without its virtual environment, with folders of its own."""
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")
-           and not k.startswith(("COURSE_", "JUPYTERHUB_", "COLAB_"))}
-    here = sys.prefix if sys.prefix != sys.base_prefix else None
-    if here:
-        env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not p.startswith(here))
-    for var, sub in (("JUPYTER_CONFIG_DIR", "c"), ("JUPYTER_DATA_DIR", "d"), ("JUPYTER_RUNTIME_DIR", "r"),
-                     ("IPYTHONDIR", "i")):
-        env[var] = str(tmp / "jupyter" / sub)
-    env["COURSE_LIB_CACHE"] = str(tmp / "course-cache")        # a fresh runtime compiles everything
-    return env
 
 
 @pytest.fixture(scope="module")
 def colab(tmp_path_factory):
     """(python, env, content folder) of a venv with Colab's packages and the course installed by its cell."""
-    exe = colab_python()
+    exe = python312()
     if exe is None:
         pytest.skip("Colab runs Python 3.12 and none was found: install one (`pyenv install 3.12`, or your "
-                    "distribution's python3.12 with its venv module) or set COURSE_COLAB_PYTHON to it")
+                    "distribution's python3.12 with its venv module) or set COURSE_PYTHON312 to it")
     if not shutil.which("git") or not (REPO / ".git").exists():
         pytest.skip("needs git and a git checkout (the install cell clones the course)")
     tmp = tmp_path_factory.mktemp("colab")
-    env, venv, content = _clean_env(tmp), tmp / "venv", tmp / "content"
+    env, venv, content = clean_env(tmp), tmp / "venv", tmp / "content"
     content.mkdir()
-    _run([exe, "-m", "venv", str(venv)], "python3.12 -m venv")
+    run([exe, "-m", "venv", str(venv)], "python3.12 -m venv")
     python = str(venv / "bin" / "python")
-    _run([python, "-m", "pip", "install", "-q", "-r", str(PINS)], "installing Colab's packages", env=env)
+    run([python, "-m", "pip", "install", "-q", "-r", str(PINS)], "installing Colab's packages", env=env)
     # the install cell, as IPython runs it on a fresh Colab runtime, pointed at this checkout
     cell = colab_cell.colab_commands(lab.colab_install_cell(), on_colab=True, installed=False)
     assert cell["error"] is None and len(cell["shell"]) == 1 and [m for m, _ in cell["magics"]] == ["pip"]
     moved = lambda text: text.replace(lab.COURSE_REPO, f"file://{REPO}").replace("/content", str(content))
-    _run(["bash", "-c", moved(cell["shell"][0])], "the install cell's clone", env=env)
-    _run([python, "-m", "pip", *moved(cell["magics"][0][1]).split()], "the install cell's %pip", env=env)
-    _run([python, "-m", "pip", "install", "-q", "pytest", "nbval"], "installing nbval", env=env)
+    run(["bash", "-c", moved(cell["shell"][0])], "the install cell's clone", env=env)
+    run([python, "-m", "pip", *moved(cell["magics"][0][1]).split()], "the install cell's %pip", env=env)
+    run([python, "-m", "pip", "install", "-q", "pytest", "nbval"], "installing nbval", env=env)
     return python, env, content
 
 
 def test_colabs_packages_stay_and_the_course_compiles_without_cupys_nvrtc(colab):
     python, env, _ = colab
-    listed = _run([python, "-m", "pip", "list", "--format=freeze"], "pip list", env=env).stdout
+    listed = run([python, "-m", "pip", "list", "--format=freeze"], "pip list", env=env).stdout
     have = {n.lower().replace("_", "-"): v for n, _, v in (ln.partition("==") for ln in listed.splitlines())}
     changed = {n: (v, have.get(n.lower())) for n, v in pins().items() if have.get(n.lower()) != v}
     assert not changed, f"installing the course changed Colab's packages (pinned, now): {changed}"
@@ -135,7 +96,7 @@ def test_colabs_packages_stay_and_the_course_compiles_without_cupys_nvrtc(colab)
              "import cupy\n"
              "try:\n    print('cupy nvrtc', cupy.cuda.nvrtc.getVersion())\n"
              "except Exception as e:\n    print('cupy nvrtc fails:', type(e).__name__, e)\n")
-    out = _run([python, "-c", probe], "compiling on Colab's packages", env=env, cwd=str(colab[2])).stdout
+    out = run([python, "-c", probe], "compiling on Colab's packages", env=env, cwd=str(colab[2])).stdout
     assert "entries ['k'] cupy imported False" in out, out
     # the bug's cause: CuPy 13.3 finds no NVRTC in pip's wheels, so asking it (as nvrtc.py once did) fails,
     # unless this machine has a CUDA toolkit where CuPy looks (Colab's CPU runtime has none)
