@@ -34,6 +34,7 @@ import json
 import os
 import platform
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -181,9 +182,9 @@ async def paced(klass: Class, period: float, seconds: float) -> dict:
 
 async def measure(n: int, args, folder: Path) -> dict:
     hub = LocalHub(folder / f"hub-{n}", environment={"COURSE_LIB_BACKEND": "sim"}, start_timeout=600)
-    hub.start()
     klass = Class(hub, [f"s{i:03d}" for i in range(n)])
     try:
+        hub.start()
         opened = await klass.open()
         idle = klass.memory()
         burst = await bursts(klass, args.rounds)
@@ -254,12 +255,16 @@ def main(argv=None) -> int:
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     meta = {"date": time.strftime("%Y-%m-%d %H:%M"), "commit": commit, "cores": os.cpu_count(),
             "loadavg_before": os.getloadavg(), "python": sys.version.split()[0], "args": vars(args) | {"out": str(args.out)}}
-    runs = []
-    with tempfile.TemporaryDirectory(prefix="class-load-") as scratch:
-        for n in args.students:
-            print(f"{n} students...", flush=True)
-            runs.append(asyncio.run(measure(n, args, Path(scratch))))
-            print(table([summary(runs[-1], args.period)], args).splitlines()[-1], flush=True)
+    runs, scratch = [], Path(tempfile.mkdtemp(prefix="class-load-"))
+    for n in args.students:
+        print(f"{n} students...", flush=True)
+        try:
+            runs.append(asyncio.run(measure(n, args, scratch)))
+        except Exception:
+            print(f"failed; the hub's log and the students' homes are kept in {scratch / f'hub-{n}'}", file=sys.stderr)
+            raise
+        print(table([summary(runs[-1], args.period)], args).splitlines()[-1], flush=True)
+    shutil.rmtree(scratch, ignore_errors=True)
     meta["loadavg_after"] = os.getloadavg()
     rows = [summary(r, args.period) for r in runs]
     (args.out / "class_load.json").write_text(json.dumps({"meta": meta, "summary": rows, "runs": runs}, indent=1))

@@ -22,7 +22,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
-from tornado.websocket import websocket_connect
+from tornado.websocket import WebSocketClosedError, websocket_connect
 
 OUTPUT_TYPES = ("stream", "display_data", "execute_result", "error")
 NOT_COMPARED = ("image/png", "image/jpeg", "application/vnd.jupyter.widget-view+json")
@@ -68,7 +68,7 @@ class Kernel:
 
     async def execute(self, code: str, timeout: float = 600) -> Reply:
         msg_id = uuid.uuid4().hex
-        await self.ws.write_message(json.dumps({
+        await self._write(json.dumps({
             "header": {"msg_id": msg_id, "msg_type": "execute_request", "username": "student",
                        "session": self.client_session, "version": "5.3", "date": ""},
             "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
@@ -97,10 +97,18 @@ class Kernel:
         error = f"{reply.get('ename', '')}: {reply.get('evalue', '')}" if reply["status"] == "error" else ""
         return Reply(reply["status"], outputs, time.perf_counter() - start, error)
 
+    async def _write(self, text: str):
+        try:
+            await self.ws.write_message(text)
+        except WebSocketClosedError:
+            raise ConnectionError(f"the kernel's websocket ({self.base}) closed: {self.ws.close_code} "
+                                  f"{self.ws.close_reason}") from None
+
     async def _read(self, left: float):
         frame = await asyncio.wait_for(self.ws.read_message(), max(left, 0.001))
         if frame is None:
-            raise ConnectionError("the kernel's websocket closed")
+            raise ConnectionError(f"the kernel's websocket ({self.base}) closed: {self.ws.close_code} "
+                                  f"{self.ws.close_reason}")
         return frame
 
     async def close(self) -> None:

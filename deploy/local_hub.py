@@ -31,6 +31,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 DEPLOY = Path(__file__).resolve().parent
@@ -169,8 +170,11 @@ class LocalHub:
     def start_servers(self, names, timeout: float | None = None) -> dict:
         """Ask for every student's server at once; wait until each is ready. {name: seconds to ready}."""
         start, waiting = time.monotonic(), set(names)
-        for name in names:
-            status, body = self.api("POST", f"/users/{name}/server", timeout=self.start_timeout)
+        # the hub answers a POST when the server is up or after 10 s (202): ask for all of them at once
+        with ThreadPoolExecutor(max_workers=min(32, len(waiting) or 1)) as pool:
+            answers = dict(zip(names, pool.map(
+                lambda n: self.api("POST", f"/users/{n}/server", timeout=self.start_timeout), names)))
+        for name, (status, body) in answers.items():
             if status not in (201, 202):
                 raise RuntimeError(f"starting {name}'s server: {status} {body}\n{self.log()[-2000:]}")
         ready, end = {}, start + (timeout or self.start_timeout)
@@ -190,28 +194,28 @@ class LocalHub:
 
     # ------------------------------------------------------------------------------------ stopping
 
-    def stop(self, grace: float = 30) -> None:
-        """Stop every student's server, then the hub (which stops the proxy); kill what is left."""
+    def stop(self, grace: float = 120) -> None:
+        """Stop the hub, which stops every student's server (all at once) and the proxy; then kill
+        whatever of them is left after `grace` seconds."""
         if self.process is None:
             return
         pids = []
         try:
-            for user in self.api("GET", "/users")[1]:
+            for user in self.api("GET", "/users", timeout=10)[1]:
                 if user.get("servers"):
                     server = self.server_pid(user["name"])
                     pids += [server, *descendants(server)]          # its kernels run in sessions of their own
-                    self.api("DELETE", f"/users/{user['name']}/server")
         except (OSError, ValueError, KeyError, TypeError):
             pass
+        proxy_pid = self.folder / "proxy.pid"
+        pids += [int(proxy_pid.read_text())] if proxy_pid.exists() else []
         self.process.send_signal(signal.SIGTERM)
         try:
             self.process.wait(grace)
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
-        proxy_pid = self.folder / "proxy.pid"
-        leftovers = pids + ([int(proxy_pid.read_text())] if proxy_pid.exists() else [])
-        for pid in leftovers:            # only what this hub started, if it is still there
+        for pid in pids:                 # only what this hub started, if it is still there
             try:
                 os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -219,7 +223,11 @@ class LocalHub:
         self.process = None
 
     def __enter__(self):
-        return self.start()
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()          # a hub that did not come up must not outlive the test
+            raise
 
     def __exit__(self, *exc):
         self.stop()
