@@ -252,7 +252,8 @@ def main(argv=None) -> int:
         print(PROXY_HINT, file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    git = lambda *a: subprocess.run(["git", "-C", str(REPO), *a], capture_output=True, text=True).stdout.strip()
+    commit = git("rev-parse", "HEAD") + (" (with uncommitted changes)" if git("status", "--porcelain", "--untracked-files=no") else "")
     meta = {"date": time.strftime("%Y-%m-%d %H:%M"), "commit": commit, "cores": os.cpu_count(),
             "loadavg_before": os.getloadavg(), "python": sys.version.split()[0], "args": vars(args) | {"out": str(args.out)}}
     runs, scratch = [], Path(tempfile.mkdtemp(prefix="class-load-"))

@@ -23,6 +23,7 @@ Tests the committed HEAD. About 2.5 minutes on 2 cores.
 """
 import asyncio
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -147,3 +148,51 @@ async def _class(hub, folder) -> dict:
             await kernel.close()
         return name, seconds
     return dict(await asyncio.gather(*(student(n) for n in STUDENTS)))
+
+
+# ------------------------------------------------------------------------------------ config.yaml
+
+def _values() -> dict:
+    import yaml
+    return yaml.safe_load((DEPLOY / "config.yaml").read_text())
+
+
+def _bytes(quantity: str) -> int:
+    """KubeSpawner's sizes: K, M, G, T are powers of 1024 (jupyterhub.traitlets.ByteSpecification)."""
+    units = {"K": 1, "M": 2, "G": 3, "T": 4}
+    return int(float(quantity[:-1]) * 1024 ** units[quantity[-1]]) if quantity[-1] in units else int(quantity)
+
+
+def test_config_yaml_agrees_with_the_image_the_exchange_and_the_links():
+    from traitlets.config import Config
+    from course_lib.lab.course_lab import BRANCH, COURSE_REPO
+    values, dockerfile = _values(), (DEPLOY / "Dockerfile").read_text()
+    image = f"{values['singleuser']['image']['name']}:{values['singleuser']['image']['tag']}"
+    assert f"-t {image} " in dockerfile and f"-t {image} " in (DEPLOY / "README.md").read_text(), \
+        "the Dockerfile and the README build the image config.yaml runs"
+    chart, hub_version = re.search(r"Chart (\S+) runs JupyterHub (\d+)\.", (DEPLOY / "config.yaml").read_text()).groups()
+    assert f"--version {chart} " in (DEPLOY / "config.yaml").read_text() + (DEPLOY / "README.md").read_text()
+    assert re.search(rf"ARG JUPYTERHUB_VERSION={hub_version}\.", dockerfile), "the image's JupyterHub is the chart's"
+    hook = " ".join(values["singleuser"]["lifecycleHooks"]["postStart"]["exec"]["command"])
+    assert f"gitpuller {COURSE_REPO} {BRANCH} {links.target_folder()} || true" in hook
+    config = Config()
+    exec((DEPLOY / "nbgrader_config.py").read_text(), {"get_config": lambda: config})
+    mounts = {m["name"]: m["mountPath"] for m in values["singleuser"]["storage"]["extraVolumeMounts"]}
+    assert mounts["nbgrader-exchange"] == config.Exchange.root == "/srv/nbgrader/exchange"
+    assert "student_id" not in config.CourseDirectory, "without JUPYTERHUB_USER nbgrader names no student"
+    assert "useradd --create-home --uid 1000 --gid 100" in dockerfile and " jovyan" in dockerfile, \
+        "nbgrader names a submission after the hub user only for the OS user jovyan"
+    assert values["singleuser"]["uid"] == 1000 and "spawner.uid = 1001" in values["hub"]["extraConfig"]["instructors"]
+
+
+def test_config_yaml_limits_are_sized_from_the_class_load_measurement():
+    source = re.search(r"Sized from (benchmarks/results/\S+) ", (DEPLOY / "config.yaml").read_text())[1]
+    rows = json.loads((REPO / source / "class_load.json").read_text())["summary"]
+    assert [r["students"] for r in rows] == [10, 20, 40]
+    cpu, memory = _values()["singleuser"]["cpu"], _values()["singleuser"]["memory"]
+    per_core = min(r["students_per_core_at_70pct"] for r in rows)
+    assert abs(cpu["guarantee"] * per_core - 1) < 0.1, "cpu.guarantee reserves 1 / (students per core at 70 %)"
+    assert cpu["limit"] == 1, "a simulation runs on one core"
+    peak_pss, peak_rss = max(r["peak_pss_mib"] for r in rows), max(r["peak_rss_mib"] for r in rows)
+    assert peak_pss <= _bytes(memory["guarantee"]) / 2**20 < 1.5 * peak_pss
+    assert _bytes(memory["limit"]) / 2**20 >= 2 * peak_rss, "room for the server and more than one notebook's kernel"
