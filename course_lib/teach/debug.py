@@ -133,6 +133,16 @@ _add(DebugTask("debug_04", "missing_syncthreads", "fix_me", "04", "transpose thr
                 "Thread (x, y) reads tile[x][y], which thread (y, x) stored — usually in another warp, and warps "
                 "run in any order. Something must make every reader wait until every writer is done.",
                 mistakes.get("missing_syncthreads").fix)))
+_add(DebugTask("debug_05", "bounds_on_remapped_index", "fix_me", "05", "transpose in (rows x cols) into out (cols x rows) "
+               "the CUDA_Freshman way: blocks of 32x16 threads, one element each, the tile read column-first",
+               _ex("debug_05", (32, 16), (32, 16),
+                   (uses_shared(), coalesced("ld"), coalesced("st"), no_races(), no_uninitialized_reads()), shapes=ODD),
+               ("Run the check: on which shapes is it right, and where does it stop? Which element of in does the "
+                "thread that stopped load, and which element's coordinates does the test above that load look at?",
+                "After step 3, ix and iy name the thread's element of out, not of in: the load is guarded by "
+                "another element's test, and its own is never tested. Each test also needs the limits of the matrix "
+                "its element is in: out is nx x ny.",
+                mistakes.get("bounds_on_remapped_index").fix)))
 _add(DebugTask("debug_06", "uninitialized_shared", "fix_me", "06", "transpose a 32x32 tile with 32x8 threads, four "
                "elements per thread",
                _ex("debug_06", (32, 8), (32, 32),

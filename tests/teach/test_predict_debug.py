@@ -65,6 +65,9 @@ FIXES = {
     "debug_03": [("out[x * cols + y]", "out[x * rows + y]")],
     "debug_04": [("        tile[threadIdx.y][threadIdx.x] = in[y * cols + x];\n",
                              "        tile[threadIdx.y][threadIdx.x] = in[y * cols + x];\n    __syncthreads();\n")],
+    "debug_05": [("    int in_idx = iy * nx + ix;\n", "    int in_idx = iy * nx + ix;\n    const int x = ix, y = iy;\n"),
+                 ("    if (ix < nx && iy < ny)\n        tile", "    if (x < nx && y < ny)\n        tile"),
+                 ("    if (ix < nx && iy < ny)\n        out", "    if (ix < ny && iy < nx)\n        out")],
     "debug_06": [("    if (x < cols && y < rows)\n        tile[threadIdx.y][threadIdx.x] = in[y * cols + x];",
                               "    for (int j = 0; j < TILE; j += 8)\n        if (x < cols && y + j < rows)\n"
                               "            tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * cols + x];")],
@@ -84,6 +87,8 @@ HALF_FIXES = [
                                                        "    if (y < rows)\n        out[x * rows + y] = in[y * cols + x];")],
      "Out of bounds"),
     ("debug_03", "the load's index changed instead", [("= in[y * cols + x]", "= in[y * rows + x]")], "Out of bounds"),
+    ("debug_05", "only the store's limits swapped", [("    if (ix < nx && iy < ny)\n        out",
+                                                        "    if (ix < ny && iy < nx)\n        out")], "Out of bounds"),
     ("debug_06", "a tile as small as the block", [("__shared__ float tile[TILE][TILE + 1];",
                                                                "__shared__ float tile[8][TILE + 1];")], "Out of bounds"),
 ]
