@@ -4,11 +4,12 @@
     occupancy.owners(tile=32, block_rows=8)            # which row of threads moves each tile row
     launches = [occupancy.Launch.of("padded"), occupancy.Launch.of("padded_32x8")]
     occupancy.table(launches)                          # blocks and threads per SM, bytes in flight
-    occupancy.waves(launches, bench)                   # with measured times: time per wave of blocks
+    occupancy.waves(launches, rounds.load())           # with measured times: time per wave of blocks
+    occupancy.in_flight(launches, rounds.in_flight())  # the most in flight against the measured average
 
 An SM holds as many blocks as the tightest of four limits allows: threads (2048 on an H100),
-blocks (32), registers (65536) and shared memory (228 KB, of which each block also reserves
-1 KB). Registers per thread are only known after the GPU compiler runs (``ptxas``); without a
+blocks (32), registers (65536) and shared memory (228 KiB, of which each block also reserves
+1 KiB). Registers per thread are only known after the GPU compiler runs (``ptxas``); without a
 GPU this module assumes ``REGS`` per thread, which is more than these small kernels use, so the
 register limit never decides here. It computes; it does not run or time kernels.
 """
@@ -21,6 +22,7 @@ import numpy as np
 
 from .. import transposes
 from ..notebook.draw import HTMLText
+from . import rounds
 from .measured import _table
 
 # per-SM limits (CUDA programming guide, compute capabilities 7.5 / 8.0 / 9.0) and SM counts
@@ -78,30 +80,61 @@ def table(launches, gpu: str = "H100", regs: int = REGS) -> HTMLText:
         n, why = resident(la, gpu, regs)
         inflight = n * la.threads * la.elements_per_thread * la.itemsize
         body.append([la.name, f"{la.block[0]}x{la.block[1]}", f"{la.elements_per_thread:g}", str(n), why,
-                     str(n * la.threads), f"{inflight / 1024:.0f} KB"])
+                     str(n * la.threads), f"{inflight / 1024:.0f} KiB"])
     return _table(f"{gpu}: {SM[gpu]['sms']} SMs, at most {SM[gpu]['threads']} threads and {SM[gpu]['blocks']} "
                   f"blocks per SM ({regs} registers per thread assumed)", cols, body)
 
 
-def waves(launches, bench, dtype: str = "float32", gpu: str = "H100", shape=(8192, 8192)) -> HTMLText:
-    """With measured times: how many blocks the launch has, how many an H100 runs at once
-    (one 'wave'), and how long each wave took — the life of one block."""
+def in_flight(launches, measured: dict, gpu: str = "H100") -> HTMLText:
+    """The most loads an SM can have requested (this module's arithmetic) next to what each kernel
+    keeps requested on average, by Little's law from a benchmarks/latency.py run: {kernel: Spread}
+    (``rounds.in_flight()``), and the latency that average rests on."""
+    run = rounds.load(rounds.LATENCY)
+    body = []
+    for la in launches:
+        n, _ = resident(la, gpu)
+        most = n * la.threads * la.elements_per_thread * la.itemsize / 1024
+        got, lat = measured.get(la.name), run.get("loaded", {}).get(la.name, {}).get("ns")
+        body.append([la.name, f"{most:.0f}", "-" if got is None else f"{got.median:.1f} [{got.low:.1f}-{got.high:.1f}]",
+                     "-" if lat is None else f"{lat['median']:.0f}"])
+    return _table(f"{gpu}, KiB of loads requested per SM: the most (arithmetic) and the average (Little's law: "
+                  f"loads per SM x latency under the kernel's own load): "
+                  + (rounds.named(run) if not run.get("missing") else f"{run['path']} is missing"),
+                  ["kernel", "most (KiB)", "average (KiB)", "latency (ns)"], body)
+
+
+def waves(launches, measured, dtype: str = "float32", gpu: str = "H100", shape=(8192, 8192)) -> HTMLText:
+    """With measured times — a benchmarks/rounds.py run (the median of its rounds) or a one-run
+    measured.Bench — how many blocks the launch has, how many an H100 runs at once (one 'wave'),
+    and how long each wave took: the life of one block."""
     cols = ["kernel", "blocks", "resident", "waves", "measured ms", "µs per wave", "loads per SM (GB/s)"]
     body = []
     for la in launches:
-        row = bench.get((la.name, dtype))
-        if row is None:
+        ms = _measured_ms(measured, la.name, dtype, shape)
+        if ms is None:
             continue
         n, _ = resident(la, gpu)
         blocks = math.ceil(shape[1] / la.tile[0]) * math.ceil(shape[0] / la.tile[1])
         at_once = n * SM[gpu]["sms"]
         w = blocks / at_once
-        per_wave = row.ms * 1e3 / w
+        per_wave = ms * 1e3 / w
         kb_per_sm = n * la.tile[0] * la.tile[1] * la.itemsize / 1024
-        body.append([la.name, str(blocks), str(at_once), f"{w:.0f}", f"{row.ms:.3f}", f"{per_wave:.2f}",
+        body.append([la.name, str(blocks), str(at_once), f"{w:.0f}", f"{ms:.3f}", f"{per_wave:.2f}",
                      f"{kb_per_sm * 1.024 / per_wave:.1f}"])
-    return _table(f"{shape[0]}x{shape[1]} {dtype}: times measured on {bench.device}, {bench.date} "
-                  f"({bench.source}); the rest is arithmetic", cols, body)
+    if isinstance(measured, dict):
+        source = ("median of the rounds, " + rounds.named(measured)) if not measured.get("missing") else \
+            f"{measured['path']} is missing in this installation"
+    else:
+        source = f"{measured.device}, {measured.date} ({measured.source})"
+    return _table(f"{shape[0]}x{shape[1]} {dtype}: times measured on {source}; the rest is arithmetic", cols, body)
+
+
+def _measured_ms(measured, name, dtype, shape):
+    if isinstance(measured, dict):                # a benchmarks/rounds.py run
+        s = rounds.value(measured, dtype, shape, name, "ms") if not measured.get("missing") else None
+        return None if s is None else s.median
+    row = measured.get((name, dtype))
+    return None if row is None else row.ms
 
 
 def owners(tile: int = 32, block_rows: int = 8, rows: int = 12, cols: int = 8) -> str:
@@ -137,7 +170,7 @@ def block_rows_figures(xs, ys, TILE: int, **_):
     bw = draw.sweep(labels, {"modelled H100 GB/s": [round(y["gbps"]) for _, y in pts]},
                     xlabel="block (threads): TILE x BLOCK_ROWS", ylabel="GB/s (MODELLED, not measured)",
                     title=f"{TILE}x{TILE} padded tile: modelled bandwidth by block shape")
-    occ = draw.sweep(labels, {"KB of loads in flight per SM (most)": [round(y["inflight_kb"]) for _, y in pts]},
-                     xlabel="block (threads): TILE x BLOCK_ROWS", ylabel="KB",
+    occ = draw.sweep(labels, {"KiB of loads in flight per SM (most)": [round(y["inflight_kb"]) for _, y in pts]},
+                     xlabel="block (threads): TILE x BLOCK_ROWS", ylabel="KiB",
                      title="loads one SM can have requested at once (arithmetic, H100 limits)")
     return [bw, occ]

@@ -11,7 +11,7 @@ import course_lib as cl
 from course_lib.teach import exercises as E
 from course_lib.notebook import magic
 from course_lib.compile import nvrtc
-from course_lib.lessons import aos, capstone, measured, occupancy, shapes
+from course_lib.lessons import rounds, aos, capstone, measured, occupancy, shapes
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 SIM = cl.Simulator()
@@ -99,9 +99,14 @@ def test_occupancy_of_the_two_padded_launches():
     assert occupancy.resident(occupancy.Launch.of("tile", BLOCK_ROWS=1, PAD=1))[1] == "blocks"
     assert occupancy.resident(big, "T4") == (1, "threads")
     text = repr(occupancy.table([big, small]))
-    assert "8 KB" in text and "32 KB" in text
+    assert "8 KiB" in text and "32 KiB" in text
     waves = repr(occupancy.waves([big, small], measured.first_bench()))
     assert "248" in waves and "62" in waves and "1.32" in waves and "3.11" in waves
+    five = repr(occupancy.waves([big, small], rounds.load()))           # the median of a five-round run
+    ms = rounds.value(rounds.load(), "float32", (8192, 8192), "padded", "ms").median
+    assert f"{ms:.3f}" in five and "5 rounds" in five and "2026-11-26" in five
+    flight = repr(occupancy.in_flight([big, small], rounds.in_flight()))
+    assert "3.3 [3.2-3.3]" in flight and "16.6 [16.5-16.6]" in flight and "537" in flight
     assert "pass 1 of the loop: j = 8" in occupancy.owners(32, 8)
 
 
