@@ -1,0 +1,36 @@
+"""No notebook shows an exercise's solution above the exercise (issue 18): the course kernel that
+solves an exercise, or the selectors that do, appear only after the cell that states it — in the
+sources and in the stored outputs (listings are outputs). Reads the stored notebooks; runs nothing."""
+import json
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+
+# exercise -> (notebook, text that only a solution holds: a line of the course kernel that solves it)
+GIVEAWAYS = {
+    "column_read": ("03", ["in[(size_t)x * cols + y]"]),                                   # naive_col's load
+    "shared_tile": ("04", ["t[threadIdx.y + j][threadIdx.x] = in[(size_t)(y + j) * cols + x]"]),   # kernels/tile.cu
+    "tile_32x8": ("06", ["t[threadIdx.y + j][threadIdx.x] = in[(size_t)(y + j) * cols + x]"]),
+    "vectorized": ("07", ["p.e[e] = t[x + e][j];"]),                                        # kernels/vec.cu's column read
+    "packed_b16": ("09", ["0x5410", "0x7632"]),                                             # the 2x2 turn-around
+}
+
+
+def _text(cell) -> str:
+    outs = json.dumps(cell.get("outputs", []))
+    return "".join(cell["source"]) + outs.replace("\\n", "\n").replace("\\\"", "\"")
+
+
+@pytest.mark.parametrize("key", sorted(GIVEAWAYS))
+def test_no_solution_above_its_exercise(key):
+    nb, needles = GIVEAWAYS[key]
+    (path,) = NOTEBOOKS.glob(f"{nb}_*.ipynb")
+    cells = json.loads(path.read_text())["cells"]
+    first = next(i for i, c in enumerate(cells) if f'cl.exercises.get("{key}")' in "".join(c["source"]))
+    shown = [(i, n) for i, c in enumerate(cells[:first]) for n in needles if n in _text(c)]
+    assert not shown, f"{path.name}: cells above the exercise '{key}' (cell {first}) show its solution: {shown}"
+    later = "".join(_text(c) for c in cells[first:])
+    assert any(n in later for n in needles), \
+        f"{path.name}: the course's version of '{key}' is no longer shown after the exercise"
