@@ -130,16 +130,17 @@ def _ranked(c: dict, kind: str) -> list:
     return sorted(ok, key=lambda r: r["ratio"]["median"], reverse=True)
 
 
-def leaders(run: dict, sizes=None) -> HTMLText:
+def leaders(run: dict, sizes=None, kernels=None) -> HTMLText:
     """Per dtype and size: the best course kernel (and those within noise of it), the best library,
-    both as median [min-max] of a copy, and whether the course is ahead beyond the noise."""
+    both as median [min-max] of a copy, and whether the course is ahead beyond the noise.
+    `kernels`: only these course kernels take part (default: every transposing one)."""
     if run.get("missing"):
         return _missing(run)
     body = []
     for c in run["cases"]:
         if sizes is not None and (c["rows"], c["cols"]) not in [tuple(s) for s in sizes]:
             continue
-        course, peers = _ranked(c, "course"), _ranked(c, "peer")
+        course, peers = [r for r in _ranked(c, "course") if kernels is None or r["name"] in kernels], _ranked(c, "peer")
         if not course or not peers:
             continue
         spread = [Spread(r["ratio"]["median"], r["ratio"]["min"], r["ratio"]["max"]) for r in (course[0], peers[0])]
@@ -149,7 +150,8 @@ def leaders(run: dict, sizes=None) -> HTMLText:
         body.append([c["dtype"], f"{c['rows']}x{c['cols']}",
                      course[0]["name"] + (f" (= {', '.join(level[:3])}{', ...' if len(level) > 3 else ''})" if level else ""),
                      str(spread[0]), peers[0]["name"], str(spread[1]), word[compare(*spread)]])
-    return _table(f"best course kernel against the best library, fraction of a copy, median [min-max]; "
+    among = "" if kernels is None else f" (course kernels: {', '.join(kernels)})"
+    return _table(f"best course kernel{among} against the best library, fraction of a copy, median [min-max]; "
                   f"(= ...): course kernels within noise of the best: {named(run)}",
                   ["dtype", "size", "best course kernel", "/copy", "best library", "/copy", "verdict"], body)
 

@@ -24,6 +24,7 @@ Where in the file:
 - lesson_profiles.txt: ``"06 | 32 x 8 threads | gpu__time_duration.sum"`` (notebook, a piece of the
   section's title, Nsight Compute's metric, or ``/a regular expression/`` whose first group is read
   from the printed text);
+- any text file (a run's README): ``"/a regular expression/"``, its first group;
 - any of those, or numbers, combined left to right with `` / ``, `` * `` and `` - ``.
 """
 from __future__ import annotations
@@ -45,6 +46,7 @@ REGISTRY = Path(__file__).with_name("prose_figures.toml")
 UNIT = r"(?:\s?(?:ns|µs|us|ms|GB/s|KiB|KB|MB|%))"
 FIGURE_LIKE = re.compile(r"(?<![\w./])(\d{1,3}(?:[ \u202f]\d{3})+|\d+\.\d+|\d+(?=" + UNIT + r"))(?![\w])")
 RUN_DATE = re.compile(r"2026-\d\d-\d\d")
+QUOTES_A_RUN = re.compile(r"2026-\d\d-\d\d|H100|[Mm]easured|Nsight Compute|of (?:a|the) (?:device )?copy")
 
 
 def load_registry(path: Path = REGISTRY) -> list[dict]:
@@ -116,6 +118,11 @@ def _profile_value(source: str, query: str) -> float:
 def _one(source: str, query: str) -> float:
     if re.fullmatch(r"-?\d+(\.\d+)?", query):
         return float(query)
+    if query.startswith("/") and query.endswith("/"):            # a number in a text file (a run's README)
+        found = re.search(query[1:-1], (RESULTS / source).read_text())
+        if not found:
+            raise KeyError(f"{query} matches nothing")
+        return float(found.group(1).replace(",", ""))
     if source.endswith(".txt"):
         return _profile_value(source, query)
     data = _json(source)
@@ -161,7 +168,7 @@ def check(cells, registry: list[dict], notebook: str) -> list[str]:
             explained[hits[0]].add(number(f["text"])[0])
             problems += _figure_problems(f, text, f"{notebook}, cell {hits[0]} ({entry['cell']!r}), figure {f['text']!r}")
     scanned = set(explained) | {i for i, c in enumerate(cells)
-                                if c["cell_type"] == "markdown" and RUN_DATE.search("".join(c["source"]))}
+                                if c["cell_type"] == "markdown" and QUOTES_A_RUN.search("".join(c["source"]))}
     for i in sorted(scanned):
         text = "".join(cells[i]["source"])
         for m in FIGURE_LIKE.finditer(text):
