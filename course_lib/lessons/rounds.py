@@ -151,9 +151,13 @@ def leaders(run: dict, sizes=None, kernels=None) -> HTMLText:
                      course[0]["name"] + (f" (= {', '.join(level[:3])}{', ...' if len(level) > 3 else ''})" if level else ""),
                      str(spread[0]), peers[0]["name"], str(spread[1]), word[compare(*spread)]])
     among = "" if kernels is None else f" (course kernels: {', '.join(kernels)})"
-    return _table(f"best course kernel{among} against the best library, fraction of a copy, median [min-max]; "
-                  f"(= ...): course kernels within noise of the best: {named(run)}",
-                  ["dtype", "size", "best course kernel", "/copy", "best library", "/copy", "verdict"], body)
+    t = _table(f"best course kernel{among} against the best library, fraction of a copy, median [min-max]; "
+               f"(= ...): course kernels within noise of the best: {named(run)}",
+               ["dtype", "size", "best course kernel", "/copy", "best library", "/copy", "verdict"], body)
+    counts = {w: sum(row[-1] == w for row in body) for w in ("course ahead", "within noise", "library ahead")}
+    summary = (f"{len(body)} cases: course ahead in {counts['course ahead']}, within noise in "
+               f"{counts['within noise']}, library ahead in {counts['library ahead']}")
+    return HTMLText(t.html + f"<p>{html.escape(summary)}</p>", t.text + "\n" + summary)
 
 
 def latency_table(name: str = LATENCY) -> HTMLText:
