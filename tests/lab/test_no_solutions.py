@@ -15,6 +15,7 @@ The wheel is built from a clean clone of this commit and must hold no file of ke
 and no solution line outside the course's kernels, which the lessons run (they are checked apart).
 A student notebook must show none of an exercise's solution text above its exercise cell.
 """
+import functools
 import html
 import re
 import shutil
@@ -48,20 +49,22 @@ def _lines(text: str) -> set[str]:
     return {_code(re.sub(r"^\s*\d+\s\s", "", line)) for line in text.splitlines()}
 
 
-def _boilerplate() -> set[str]:
+@functools.lru_cache(maxsize=None)
+def _boilerplate() -> frozenset[str]:
     seen: dict[str, int] = {}
     for p in paths.KERNELS.glob("*.cu*"):
         for line in _lines(p.read_text()):
             seen[line] = seen.get(line, 0) + 1
-    return {line for line, n in seen.items() if n >= 2}
+    return frozenset(line for line, n in seen.items() if n >= 2)
 
 
-def solution_lines(key: str) -> set[str]:
+@functools.lru_cache(maxsize=None)
+def solution_lines(key: str) -> frozenset[str]:
     lesson = E.get(key).lesson                 # what the stubs of this lesson and earlier ones show is no secret
     stubs = {_code(line) for k in solutions.keys() if E.get(k).lesson <= lesson
              for line in solutions.stub(k).splitlines()}
     lines = {_code(line) for line in solutions.solved(solutions.body(key)).splitlines()}
-    return {s for s in lines - stubs - _boilerplate() if len(s) >= 8 and s.endswith(";")}
+    return frozenset(s for s in lines - stubs - _boilerplate() if len(s) >= 8 and s.endswith(";"))
 
 
 def solution_hexes(key: str) -> set[str]:
@@ -152,6 +155,7 @@ def wheel_files(tmp_path_factory) -> dict[str, str]:
         return {n: z.read(n).decode("utf-8", "replace") for n in z.namelist()}
 
 
+@pytest.mark.slow          # builds a wheel from a fresh clone
 def test_the_built_wheel_carries_no_solution(wheel_files):
     assert any(n.startswith("course_lib/kernels/") and n.endswith(".cu") for n in wheel_files)
     assert not [n for n in wheel_files if "solutions/" in n], "the wheel ships kernels/solutions/"
@@ -170,6 +174,7 @@ def test_the_built_wheel_carries_no_solution(wheel_files):
 @pytest.mark.xfail(strict=True, reason="kernels/pack.cuh, which packed.cu includes, holds packed_b16's two "
                                        "__byte_perm lines verbatim (the lead decides: change the exercise or "
                                        "the header)")
+@pytest.mark.slow
 def test_the_course_kernels_in_the_wheel_show_no_exercise_s_solution_line(wheel_files):
     leaks = [f"{name}: {s!r} ({key})" for name, text in wheel_files.items() if name.startswith("course_lib/kernels/")
              for key in solutions.keys() for s in sorted(solution_lines(key) & _lines(text))]

@@ -106,14 +106,13 @@ def _uncommented(src):
 
 @pytest.mark.parametrize("key", sorted(SOL))
 def test_a_solution_file_is_refused_and_its_text_too_in_a_graded_run(monkeypatch, key):
+    """Self-study and the instructor copy accept the solution's text (test_exercises.py: every solution
+    passes); a graded run refuses it. The same code in a student's words passes (the last test here)."""
     ex = E.get(key)
     from_file = cl.RawModule(code=solutions.path(key).read_text()).get_function(ex.kernel)
     assert "solution file" in _report(key, from_file)
-    assert E.check(key, _kernel(SOL[key], ex.kernel), gpu=False).ok               # self-study, the instructor
     monkeypatch.setenv("COURSE_LIB_GRADED", "1")
     assert "markers" in _report(key, _kernel(SOL[key], ex.kernel))
-    own = _kernel(_uncommented(SOL[key]), ex.kernel)                               # the same code, no comments:
-    assert E.check(key, own, gpu=False).ok                                         # a student may write it
     if origin._own_comments(key, SOL[key]):
         copied = _kernel(solutions.solved(SOL[key]), ex.kernel)
         assert "is the solution's" in _report(key, copied)
@@ -147,8 +146,8 @@ def test_one_block_doing_every_tile_is_refused(monkeypatch):
     text = _report("shared_tile", fn, shapes=SMALL)
     assert "on a 96x160 matrix, block (4, 2, 0) alone wrote nothing" in text
     assert "rows 64-95, columns 128-159" in text and "spread the work over the grid" in text
-    text = _report("shared_tile", fn)                     # on 1000x1030 the projection says it first
-    assert "too slow" in text and "seconds of simulation" in text and "spread the work over the grid" in text
+    text = _report("shared_tile", fn)         # on 1000x1030 the step limit or the projection stops it first
+    assert "too slow" in text and "spread the work over the grid" in text and "infinite" not in text
 
 
 def test_a_block_that_also_does_its_neighbours_tile_is_refused(monkeypatch):
