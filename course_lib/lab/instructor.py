@@ -184,7 +184,8 @@ def check(paths, fix_urls=False, sync=False, log=print, fix_metadata=False, fix_
         problems = ([f"Colab: {x}" for x in colab.check_colab_cell(nb, p.name)] + stored.problems(nb)
                     + _exercise_cell_problems(nb, p.name))
         for sc in solution_cells(nb, p.name) + file_solution_cells(nb, p.name):
-            problems += [f"{sc}: {x}" for x in verify_solution_cell(sc)]
+            with solutions.self_study():            # the solutions must pass, whatever the shell's mode
+                problems += [f"{sc}: {x}" for x in verify_solution_cell(sc)]
             if sc.key is None and sc.cuda:
                 log(f"{sc}: no exercises.check cell after it (solution and stub compile only)")
         try:

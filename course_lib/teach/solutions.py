@@ -29,6 +29,7 @@ neither runs kernels nor edits notebooks.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass
@@ -102,6 +103,17 @@ def _stub_re(head):
 def graded() -> bool:
     """True in a graded run (COURSE_LIB_GRADED=1): solutions are never shown, their text never accepted."""
     return os.environ.get(ENV_GRADED, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+@contextlib.contextmanager
+def self_study():
+    """Self-study mode within, whatever COURSE_LIB_GRADED says: the instructor's tools run solutions."""
+    saved = os.environ.pop(ENV_GRADED, None)
+    try:
+        yield
+    finally:
+        if saved is not None:
+            os.environ[ENV_GRADED] = saved
 
 
 def directory() -> Path | None:
