@@ -32,7 +32,7 @@ import warnings
 import numpy as np
 
 from .. import gpu as gpu_module
-from ..errors import KernelError, NotFound, SimulationLimit  # noqa: F401  (part of this module's API)
+from ..errors import ArgumentError, KernelError, NotFound, SimulationLimit  # noqa: F401  (this module's API)
 from .exercise import Exercise, Report, expected, input_for, output_for  # noqa: F401
 from .exercise_list import EXERCISES, define  # noqa: F401
 from .properties import (  # noqa: F401
@@ -74,7 +74,7 @@ def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shap
     """
     ex = get(exercise) if isinstance(exercise, str) else exercise
     if shapes is not None:
-        ex = dataclasses.replace(ex, shapes=tuple(tuple(int(n) for n in s) for s in shapes))
+        ex = dataclasses.replace(ex, shapes=_shapes(ex, shapes))
     report = Report(ex.key)
     fn = find_kernel(ex, kernel, report)
     if fn is None:
@@ -100,6 +100,21 @@ def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shap
     if report.ok and not solutions.graded():
         PASSED.add(ex.key)
     return report
+
+
+def _shapes(ex, shapes) -> tuple:
+    """`shapes` as a tuple of (rows, cols) or (batch, rows, cols) like the exercise's own, or ArgumentError."""
+    dims = len(ex.shapes[0])
+    example = ", ".join(map(str, ex.shapes[:2]))
+    try:
+        out = tuple(tuple(int(n) for n in s) for s in shapes)
+    except (TypeError, ValueError):
+        out = ()
+    if not out or any(len(s) != dims or min(s) < 1 for s in out):
+        each = "(batch, rows, cols)" if dims == 3 else "(rows, cols)"
+        raise ArgumentError(f"shapes={shapes!r}: the shapes to check on, each {each} of positive sizes",
+                            hint=f"like the exercise's own, e.g. shapes=[{example}]")
+    return out
 
 
 def _add(report, found, text, also_words):

@@ -242,6 +242,14 @@ def test_a_slow_kernel_is_called_slow_and_an_endless_one_endless():
 
 # ------------------------------------------------------------------------------------ every exercise
 
+def test_shapes_given_to_the_checker_are_checked():
+    fn = _kernel(SOL["padded_tile"], "transpose_padded")
+    for bad in ([(0, 5)], [(3, 4, 5)], "64x64", [("a", 2)], []):
+        with pytest.raises(cl.ArgumentError, match="shapes="):
+            E.check("padded_tile", fn, shapes=bad)
+    assert "correct on 1 shape;" in repr(E.check("padded_tile", fn, shapes=[(40, 70)], gpu=False))
+
+
 @pytest.mark.parametrize("key", sorted(SOL))
 def test_a_correct_kernel_written_by_a_student_passes_every_check(key):
     """The solution without the solution's comments, in a graded run: accepted."""
