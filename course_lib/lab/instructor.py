@@ -3,6 +3,7 @@
     python -m course_lib instructor build --out DIR [--repo URL] [--branch B] [--no-execute] [NOTEBOOK...]
     python -m course_lib instructor refresh [NOTEBOOK...] [--jobs N]
     python -m course_lib instructor check [NOTEBOOK...] [--fix-urls] [--fix-metadata] [--fix-colab]
+    python -m course_lib instructor nbgrader --out COURSE [--points N] [NOTEBOOK...]
 
 notebooks/ holds the student notebooks: each exercise cell is the stub of its solution file,
 kernels/solutions/<key>.cu (course_lib.solutions). ``build`` writes DIR/instructor (every exercise
@@ -17,6 +18,10 @@ unbalanced, an exercise cell is not its file's stub, or a solution line would st
 (COURSE_LIB_BACKEND=sim), as nbval compares them; a notebook with an unexpected error is not
 written, and one whose outputs did not change is the same bytes (course_lib.stored: the kernelspec
 JupyterLab writes, stable widget ids, no timestamps), so it is not written either.
+
+``nbgrader`` writes an nbgrader course: one assignment per notebook with exercises, in nbgrader's
+source layout, with a locked autograded test cell per exercise (``grading``; docs/INSTRUCTORS.md
+walks from there to a gradebook).
 
 ``check`` verifies each notebook's Colab badge and install cell (colab.check_colab_cell), that
 opening it in JupyterLab would not change it (``--fix-metadata``), and each exercise: its cell is its
@@ -33,7 +38,7 @@ from pathlib import Path
 
 from ..teach import solutions
 from ..teach.solutions import has_solution, strip_solutions
-from . import colab, course_lab, stored
+from . import colab, course_lab, grading, stored
 from .refresh import refresh, refresh_one  # noqa: F401
 from .release import (
     BuildError,
@@ -179,7 +184,8 @@ def check(paths, fix_urls=False, sync=False, log=print, fix_metadata=False, fix_
         problems = ([f"Colab: {x}" for x in colab.check_colab_cell(nb, p.name)] + stored.problems(nb)
                     + _exercise_cell_problems(nb, p.name))
         for sc in solution_cells(nb, p.name) + file_solution_cells(nb, p.name):
-            problems += [f"{sc}: {x}" for x in verify_solution_cell(sc)]
+            with solutions.self_study():            # the solutions must pass, whatever the shell's mode
+                problems += [f"{sc}: {x}" for x in verify_solution_cell(sc)]
             if sc.key is None and sc.cuda:
                 log(f"{sc}: no exercises.check cell after it (solution and stub compile only)")
         try:
@@ -212,11 +218,19 @@ def main(argv=None) -> int:
                    help="rewrite exercise cells as the stubs of their kernels/solutions/ files")
     c.add_argument("--fix-metadata", action="store_true", help="store the kernelspec JupyterLab writes (outputs untouched)")
     c.add_argument("--fix-colab", action="store_true", help="make the colab-install cell course_lab.colab_install_cell()")
-    for p in (b, r, c):
+    g = sub.add_parser("nbgrader", help="write an nbgrader course (source layout, autograded test cells)")
+    g.add_argument("--out", required=True, help="the nbgrader course folder (source/ and nbgrader_config.py)")
+    g.add_argument("--points", type=int, default=grading.POINTS, help="points per exercise")
+    for p in (b, r, c, g):
         p.add_argument("notebooks", nargs="*", help="notebooks (default: all of notebooks/)")
     args = ap.parse_args(argv)
     try:
         paths = notebook_paths(args.notebooks)
+        if args.cmd == "nbgrader":
+            done = grading.export(paths, args.out, args.points)
+            print(f"wrote {len(done)} assignment(s) to {Path(args.out) / 'source'}; next, in {args.out}: "
+                  f"nbgrader generate_assignment {next(iter(done), 'NAME')} (docs/INSTRUCTORS.md, section 6)")
+            return 0
         if args.cmd == "build":
             build(paths, args.out, args.repo, args.branch, execute=not args.no_execute)
             print(f"wrote {Path(args.out) / 'student'} and {Path(args.out) / 'instructor'}")
@@ -225,7 +239,7 @@ def main(argv=None) -> int:
             return 0 if refresh(paths, args.jobs, args.timeout) else 1
         return 0 if check(paths, args.fix_urls, args.sync_stubs, fix_metadata=args.fix_metadata,
                           fix_colab=args.fix_colab) else 1
-    except (FileNotFoundError, BuildError) as exc:
+    except (FileNotFoundError, ValueError) as exc:      # BuildError is a ValueError
         print(f"instructor {args.cmd}: {exc}", file=sys.stderr)
         return 1
 

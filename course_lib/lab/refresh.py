@@ -5,8 +5,9 @@
 
 nbval compares every cell's output with the one stored in the notebook, so after a notebook or
 the library changes its outputs are made again here, always on the CPU simulator (whatever the
-machine has), with neighbouring stream outputs merged and the notebook normalized
-(``stored.normalize``), so a refresh that changes no output writes nothing.
+machine has) and in self-study mode (COURSE_LIB_GRADED is dropped for the kernel), with
+neighbouring stream outputs merged and the notebook normalized (``stored.normalize``), so a refresh
+that changes no output writes nothing.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import os
 import time
 from pathlib import Path
 
+from ..teach import solutions
 from . import course_lab, stored
 
 
@@ -50,6 +52,7 @@ def refresh_one(path, timeout=600) -> tuple[bool, str]:
     with course_lab.kernel_env(backend="sim") as env:
         saved = dict(os.environ)
         os.environ.update(env)      # the kernel inherits this process's environment
+        os.environ.pop(solutions.ENV_GRADED, None)    # stored outputs are self-study's, whatever the shell says
         try:
             nbclient.NotebookClient(nb, timeout=timeout, kernel_name=nb.metadata.get("kernelspec", {}).get(
                 "name", "python3"), record_timing=False, resources={"metadata": {"path": str(path.parent)}}).execute()

@@ -9,8 +9,10 @@
 An :class:`Exercise` is a spec: the kernel's name (contract ``T* out, const T* in, int rows,
 int cols``; a copy when ``copy``), its launch (block, and the tile one block covers, so grid =
 ceil(cols / tile_x), ceil(rows / tile_y), batch), the shapes to try — square, non-square, not a
-multiple of the tile, 1xN and Nx1; ``(batch, rows, cols)`` for batched kernels — and the
-properties the lesson is about (``properties``). A :class:`Report` is a checker's answer. This
+multiple of the tile, 1xN and Nx1; ``(batch, rows, cols)`` for batched kernels — the
+properties the lesson is about (``properties``), and what a correct kernel must also do
+(``own_tiles``: every block its own tile, every element moved once; ``wide``: 64-bit offsets on a
+launch over 2^32 elements; see ``footprint``). A :class:`Report` is a checker's answer. This
 module defines and describes; it runs nothing (``runs`` does, ``exercises.check`` decides).
 """
 from __future__ import annotations
@@ -40,6 +42,9 @@ class Exercise:
     note: str = ""                     # anything else the student must know (shape limits...)
     copy: bool = False                 # out has the shape of in (a copy, not a transpose)
     grid: Callable | None = None       # grid(rows, cols) when it is not one block per tile
+    own_tiles: bool = False            # once correct: each block moves its own tile, each element once
+    wide: tuple | None = None          # a shape over 2^32 elements whose sampled blocks must stay in their tile
+    tiny: tuple = (2, 3)               # the smallest shape: does a loop stopped by the step limit end at all?
 
     def launch(self, rows: int, cols: int, batch: int = 1) -> tuple:
         if self.grid is not None:
@@ -62,6 +67,12 @@ class Exercise:
                  "  checked on every shape: the result (every element), out-of-bounds and misaligned accesses, "
                  "barriers all threads reach" + (", races" if self._shared else "")]
         lines += [f"  required: {p.name}" for p in self.properties]
+        if self.own_tiles:
+            lines.append("  once correct: each block moves only its own tile, and each element is loaded and "
+                         "stored once")
+        if self.wide:
+            lines.append(f"  64-bit offsets: a few blocks of a {_shape_name(self.wide)} launch (more than 2^32 "
+                         "elements) must move their own tiles")
         if self.note:
             lines.append(f"  note: {self.note}")
         return "\n".join(lines)

@@ -4,7 +4,8 @@
     ex                                        # what to write, how it is launched, what is checked
     exercises.check(ex, transpose_tile)       # last line of the cell after the student's %%cuda cell
     exercises.check("shared_tile")            # the same: finds `transpose_tile` in the notebook
-    exercises.reveal("shared_tile")           # the solution, once check passed (or give_up=True)
+    exercises.grade("shared_tile")            # nbgrader's test cell: prints the report, fails unless ok
+    exercises.reveal("shared_tile")           # the course's solution, once check passed (self-study only)
 
 An :class:`Exercise` is a spec: the kernel's name (contract ``T* out, const T* in, int rows,
 int cols``; a copy when ``copy``), its launch (block, and the tile one block covers, so grid =
@@ -22,12 +23,16 @@ themselves are defined in ``exercise_list``; what an exercise is, in ``exercise`
 """
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import difflib
+import sys
+import warnings
 
 import numpy as np
 
 from .. import gpu as gpu_module
-from ..errors import KernelError, NotFound, SimulationLimit  # noqa: F401  (part of this module's API)
+from ..errors import ArgumentError, KernelError, NotFound, SimulationLimit  # noqa: F401  (this module's API)
 from .exercise import Exercise, Report, expected, input_for, output_for  # noqa: F401
 from .exercise_list import EXERCISES, define  # noqa: F401
 from .properties import (  # noqa: F401
@@ -42,6 +47,7 @@ from .properties import (  # noqa: F401
     uses_shared,
     vector_width,
 )
+from . import footprint, solutions
 from .runs import find_kernel, run_on_gpu, run_shapes
 from .solutions import Revealed, body, has_solution, solved, strip_solutions  # noqa: F401
 
@@ -59,41 +65,89 @@ def get(key: str) -> Exercise:
 
 # ---------------------------------------------------------------------------- checking
 
-def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0) -> Report:
-    """Run the student's kernel on every shape of the exercise, judge every property on every
-    shape; return a Report (never raises for a wrong kernel).
+def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shapes=None) -> Report:
+    """Run the student's kernel on every shape of the exercise (or `shapes`), judge every property
+    on every shape; return a Report (never raises for a wrong kernel).
 
         exercises.check("padded_tile", transpose_padded)
+        exercises.check("padded_tile", transpose_padded, shapes=[(33, 70), (200, 31)])
     """
     ex = get(exercise) if isinstance(exercise, str) else exercise
+    if shapes is not None:
+        ex = dataclasses.replace(ex, shapes=_shapes(ex, shapes))
     report = Report(ex.key)
     fn = find_kernel(ex, kernel, report)
     if fn is None:
         return report
     dtype = _dtype(ex, fn)
     runs, wrong, crashes = run_shapes(ex, fn, dtype, seed)
-    if wrong:
-        (on, (what, hint)), rest = wrong[0], wrong[1:]
-        also = f" (also wrong on {', '.join(str(s) for s, _ in rest)})" if rest else ""
-        report.problems.append((f"on a {on} matrix: {what}{also}", hint))
-    if crashes:
-        (on, (what, hint)), rest = crashes[0], crashes[1:]
-        also = f" (also on {', '.join(str(s) for s, _ in rest)})" if rest else ""
-        report.problems.append((f"on a {on} matrix the simulator stopped the kernel: {what}{also}", hint))
+    _add(report, wrong, "on a {on} matrix: {what}", "also wrong on")
+    _add(report, crashes, "on a {on} matrix the simulator stopped the kernel: {what}", "also on")
     if not runs:
         return report
-    if not wrong and not crashes:
+    correct = not wrong and not crashes
+    if correct:
         report.passed.append(f"correct on {len(ex.shapes)} shape" + ("s" if len(ex.shapes) > 1 else ""))
     for p, problem in judge(ex.properties, runs):
         if problem:
             report.problems.append((f"{p.name}: {problem}", p.hint))
         else:
             report.passed.append(p.name)
-    if not wrong and not crashes and ((gpu is None and gpu_module.available()) or gpu):
+    if correct and ex.own_tiles:
+        report.problems += _honest(ex, fn, dtype, runs, seed)
+    if correct and ((gpu is None and gpu_module.available()) or gpu):
         run_on_gpu(ex, fn, dtype, report, seed)
-    if report.ok:
+    if report.ok and not solutions.graded():
         PASSED.add(ex.key)
     return report
+
+
+def _shapes(ex, shapes) -> tuple:
+    """`shapes` as a tuple of (rows, cols) or (batch, rows, cols) like the exercise's own, or ArgumentError."""
+    dims = len(ex.shapes[0])
+    example = ", ".join(map(str, ex.shapes[:2]))
+    try:
+        out = tuple(tuple(int(n) for n in s) for s in shapes)
+    except (TypeError, ValueError):
+        out = ()
+    if not out or any(len(s) != dims or min(s) < 1 for s in out):
+        each = "(batch, rows, cols)" if dims == 3 else "(rows, cols)"
+        raise ArgumentError(f"shapes={shapes!r}: the shapes to check on, each {each} of positive sizes",
+                            hint=f"like the exercise's own, e.g. shapes=[{example}]")
+    return out
+
+
+def _add(report, found, text, also_words):
+    if found:
+        (on, (what, hint)), rest = found[0], found[1:]
+        also = f" ({also_words} {', '.join(str(s) for s, _ in rest)})" if rest else ""
+        report.problems.append((text.format(on=on, what=what) + also, hint))
+
+
+def _honest(ex, fn, dtype, runs, seed) -> list:
+    """What a correct result does not show: blocks that do another's work, elements moved twice, 32-bit offsets."""
+    problems = footprint.traffic(ex, runs)
+    try:
+        problems += footprint.spread(ex, fn, dtype, seed) or footprint.wide(ex, fn, dtype)
+    except KernelError as exc:
+        problems.append((f"a block simulated alone stopped: {exc.message.splitlines()[0]}",
+                         exc.hint or footprint.SPREAD_HINT))
+    return problems
+
+
+def grade(exercise, kernel=None, *, shapes=None) -> None:
+    """An autograder's test (nbgrader's grade cell): print the checker's report, then raise
+    AssertionError unless every check passed. Warnings and stderr go to stdout, so that only a
+    failed check costs the points (nbgrader gives none to a cell that writes to stderr).
+
+        cl.exercises.grade("padded_tile")
+    """
+    with warnings.catch_warnings(), contextlib.redirect_stderr(sys.stdout):
+        warnings.simplefilter("ignore")
+        report = check(exercise, kernel, shapes=shapes)
+    print(repr(report))
+    if not report.ok:
+        raise AssertionError(f"{report.exercise}: {len(report.problems)} problem(s), listed above with hints")
 
 
 def _dtype(ex, fn):
@@ -103,16 +157,23 @@ def _dtype(ex, fn):
 
 
 def reveal(key: str, give_up: bool = False) -> Revealed:
-    """The solution of exercise `key`, once your kernel passed ``cl.exercises.check`` in this
-    session, or now if you ask with ``give_up=True``. Until then it says how to get there.
+    """The course's solution of exercise `key`, to compare with yours once your kernel passed
+    ``cl.exercises.check`` in this session, in self-study. In a graded run (``solutions.graded()``)
+    it is never shown, and ``give_up=True`` (kept so old notebooks run) shows nothing either.
 
         cl.exercises.reveal("padded_tile")                 # after check passed
-        cl.exercises.reveal("padded_tile", give_up=True)   # I have tried enough: show me
     """
     ex = get(key)
-    if key not in PASSED and not give_up:
-        return Revealed(key, f"The solution of '{key}' stays hidden until your kernel passes "
-                             f"cl.exercises.check('{key}', {ex.kernel}) — read the checker's hints, they say "
-                             f"what to change. Tried enough? cl.exercises.reveal('{key}', give_up=True) shows it "
-                             "anyway.", False)
+    if solutions.graded():
+        return Revealed(key, f"This is a graded release: the course's solution of '{key}' is not shown. "
+                             f"cl.exercises.check('{key}', {ex.kernel}) says what to change.", False)
+    if key not in PASSED:
+        return Revealed(key, f"The course's solution of '{key}' stays hidden until your kernel passes "
+                             f"cl.exercises.check('{key}', {ex.kernel}) — read the checker's hints, they say what "
+                             "to change. Once it passes, this cell shows the course's solution to compare with "
+                             "yours.", False)
+    if solutions.directory() is None:
+        return Revealed(key, f"Your kernel passed. The course's solution is not installed with the course (the "
+                             f"solutions stay with instructors); to compare, see kernels/solutions/{key}.cu in the "
+                             f"course's repository: {solutions.REPO_URL}/{key}.cu", False)
     return Revealed(key, solved(body(key)), True)

@@ -5,7 +5,9 @@
 For exercises.check: finds the student's kernel (by name in the notebook, or the object passed)
 and checks its parameter list; simulates it on every shape of the exercise with race checking
 (random input, poisoned output), turning a KernelError — out of bounds, misaligned, a barrier
-some threads skip, an endless loop — into a problem with the simulator's hint; compares every
+some threads skip, an endless loop — into a problem with the simulator's hint (a loop stopped by
+the step limit is called endless only if it does not end on the exercise's tiny shape either;
+otherwise the kernel is slow, and the problem says so); compares every
 element and picks a hint from where the wrong elements are and what they hold (misplaced
 elements of `in`: an index; values `in` does not hold: a type that changed them on the way; a
 matrix of a batch written by another matrix's blocks: the batch offset); and reruns passing
@@ -14,6 +16,8 @@ report text beyond each problem's (what, hint).
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ..compile.source import C_NAME
@@ -21,9 +25,16 @@ from ..errors import KernelError, SimulationLimit
 from ..kernel.module import Function, Template
 from ..transposes import verify
 from ..transposes.data import poisoned
+from . import origin
 from .exercise import expected, input_for, output_for
 
 BOUNDS = "check the bounds tests: every index must stay inside in and out"
+# a check stays within seconds: per batch of blocks (steps, wall clock), and for a whole launch (thread-steps,
+# about 6 s at the simulator's pace; a correct kernel of the course's shapes needs under 1% of it)
+LIMITS = dict(max_steps=50_000, timeout=4.0, max_work=2 * 10**9)
+SLOW_HINT = ("a transpose needs only a few elements per thread: spread the work over the grid the launch implies "
+             "(one tile per block, each thread a few elements of it) instead of a few threads looping over the "
+             "matrix")
 
 
 def run_shapes(ex, fn, dtype, seed):
@@ -34,12 +45,14 @@ def run_shapes(ex, fn, dtype, seed):
         out = output_for(ex, a)
         grid, block = ex.launch(on.rows, on.cols, on.batch)
         try:
-            run = fn.simulate(grid, block, (out, a, np.int32(on.rows), np.int32(on.cols)), check_races=True)
+            run = fn.simulate(grid, block, (out, a, np.int32(on.rows), np.int32(on.cols)), check_races=True,
+                              progress=False, **LIMITS)
+        except SimulationLimit as exc:                 # every other shape would hit the limit too: stop
+            crashes.append((on, stopped(ex, fn, dtype, exc)))
+            break
         except KernelError as exc:
             where = f" (line {exc.line})" if exc.line and f"line {exc.line}" not in exc.message else ""
             crashes.append((on, (exc.message + where, exc.hint or BOUNDS)))
-            if isinstance(exc, SimulationLimit):       # every other shape would hit the limit too: stop
-                break
             continue
         except Exception as exc:                       # the simulator's own limits must not reach the student raw
             crashes.append((on, (f"{type(exc).__name__}: {exc}",
@@ -51,6 +64,30 @@ def run_shapes(ex, fn, dtype, seed):
         if problem:
             wrong.append((on, problem))
     return runs, wrong, crashes
+
+
+def stopped(ex, fn, dtype, exc) -> tuple[str, str]:
+    """(what, hint) for a run the simulator stopped. A loop still running is called endless only
+    when the kernel does not finish on the exercise's tiny shape either; if it does, it is slow."""
+    message = exc.message + (f" (line {exc.line})" if exc.line and f"line {exc.line}" not in exc.message else "")
+    if getattr(exc, "reason", "") == "work":          # the first blocks' pace, projected over the launch
+        return f"the kernel is too slow: {message.split(' The simulator')[0]}", SLOW_HINT
+    if getattr(exc, "reason", "") != "loop":
+        return message, exc.hint or SLOW_HINT
+    a, on = input_for(ex, ex.tiny, dtype, 0)
+    grid, block = ex.launch(on.rows, on.cols, on.batch)
+    try:
+        fn.simulate(grid, block, (output_for(ex, a), a, np.int32(on.rows), np.int32(on.cols)), check_races=False,
+                    progress=False, max_steps=20_000, timeout=2.0)
+    except SimulationLimit:
+        return message.replace("probably an infinite loop", f"an endless loop (on a {on} matrix too)"), exc.hint
+    except KernelError:
+        pass
+    loop = re.search(r"the loop at (lines? [\d-]+) has run ([\d,]+) times", exc.message)
+    where = f"the loop at {loop[1]} had run {loop[2]} times" if loop else "a loop was"
+    return (f"the kernel is too slow: {where} and was still running when the simulator stopped it "
+            f"(max_steps={LIMITS['max_steps']:,} steps or {LIMITS['timeout']:g} s per batch of blocks), yet on a "
+            f"{on} matrix it ends: it is not stuck, it does far too much work per thread", SLOW_HINT)
 
 
 def diagnose(ex, out, a, run=None):
@@ -162,7 +199,8 @@ def _same(x, y):
 # ---------------------------------------------------------------------------- finding the kernel
 
 def find_kernel(ex, kernel, report):
-    """The compiled Function to check, or None with the reason added to `report`."""
+    """The compiled Function to check, or None with the reason added to `report`: none found, not a
+    kernel, compiled from the course's sources (``origin``), or not the exercise's parameter list."""
     if kernel is None:
         try:
             from IPython import get_ipython
@@ -179,6 +217,10 @@ def find_kernel(ex, kernel, report):
     if not isinstance(kernel, Function):
         report.problems.append((f"{kernel!r} is not a compiled kernel",
                                 f"pass the name the %%cuda cell bound, e.g. check('{ex.key}', {ex.kernel})"))
+        return None
+    borrowed = origin.borrowed(kernel)
+    if borrowed:
+        report.problems.append(borrowed)
         return None
     sig = kernel.signature or []
     shape_ok = len(sig) == 4 and sig[0].pointer and sig[1].pointer and not sig[2].pointer and not sig[3].pointer

@@ -1,15 +1,17 @@
 """Exercise solutions: where they live, how a notebook's stub is made from them, and `reveal`.
 
     from course_lib import solutions
-    solutions.keys()                      # ['aos_struct', 'batched', 'column_read', ...]
+    solutions.keys()                      # ['aos_struct', 'batched', ...]; [] where they are not kept
     solutions.stub("shared_tile")         # the exercise cell's body as students get it
-    cl.exercises.reveal("shared_tile")    # the solution, once check() passed (or give_up=True)
+    cl.exercises.reveal("shared_tile")    # after check() passed, in self-study: the course's solution
 
-The notebooks in notebooks/ are what students open, so they hold only stubs. Each solution is
-one real CUDA file, ``kernels/solutions/<exercise key>.cu`` (shipped in the wheel beside the
-course kernels, so `reveal` works after a pip install or on Colab): its leading ``//!`` lines
-document the file; the rest is the instructor's version of the exercise's ``%%cuda`` cell body,
-with the solution between markers and the stub that replaces it::
+Solutions stay with instructors. Each is one real CUDA file, ``kernels/solutions/<exercise
+key>.cu``, in the course's repository (the instructor copy) and never in the installed package:
+the wheel leaves kernels/solutions/ out, so ``pip install`` (Colab, a hub) gives students the
+course without them, and :func:`directory` is None there (``$COURSE_LIB_SOLUTIONS`` may point
+at a folder of them). Its leading ``//!`` lines document the file; the rest is the instructor's
+version of the exercise's ``%%cuda`` cell body, with the solution between markers and the stub
+that replaces it::
 
     // BEGIN SOLUTION
     //> int x = /* TODO */ 0;                 <- the stub line the student gets ('//> ' removed)
@@ -18,18 +20,27 @@ with the solution between markers and the stub that replaces it::
 
 The student cell is :func:`stub` of the file, character for character (tests and ``instructor
 check`` keep them equal); the instructor copy puts :func:`body` back (``instructor build``).
-:func:`strip_solutions` is the one implementation of the marker convention. This module neither
-runs kernels nor edits notebooks.
+:func:`strip_solutions` is the one implementation of the marker convention.
+
+Two modes: self-study (the default) and graded (:func:`graded`: ``COURSE_LIB_GRADED=1``, which the
+nbgrader configuration sets for autograding and a hub for a graded class sets for students). In a
+graded run nothing reveals a solution and the checker refuses a solution's text. This module
+neither runs kernels nor edits notebooks.
 """
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import NotFound
 from ..kernel.module import KERNELS_DIR
 
-SOLUTIONS_DIR = KERNELS_DIR / "solutions"
+SOLUTIONS_DIR = KERNELS_DIR / "solutions"          # in a checkout; a wheel has no such folder
+ENV_DIR, ENV_GRADED = "COURSE_LIB_SOLUTIONS", "COURSE_LIB_GRADED"
+REPO_URL = "https://github.com/transpose-course/transpose-course/blob/main/kernels/solutions"
 DOC = "//!"
 BEGIN, END, STUB = "BEGIN SOLUTION", "END SOLUTION", ">"
 _MARK = re.compile(r"^(?P<indent>\s*)(?P<comment>//|#)\s*(?P<what>BEGIN SOLUTION|END SOLUTION)\b.*$")
@@ -89,15 +100,46 @@ def _stub_re(head):
 
 # ---------------------------------------------------------------------------- solution files
 
+def graded() -> bool:
+    """True in a graded run (COURSE_LIB_GRADED=1): solutions are never shown, their text never accepted."""
+    return os.environ.get(ENV_GRADED, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+@contextlib.contextmanager
+def self_study():
+    """Self-study mode within, whatever COURSE_LIB_GRADED says: the instructor's tools run solutions."""
+    saved = os.environ.pop(ENV_GRADED, None)
+    try:
+        yield
+    finally:
+        if saved is not None:
+            os.environ[ENV_GRADED] = saved
+
+
+def directory() -> Path | None:
+    """The folder of solution files on this machine: $COURSE_LIB_SOLUTIONS, or kernels/solutions/ of
+    a checkout; None where the course was installed without them (a wheel)."""
+    for d in (os.environ.get(ENV_DIR), SOLUTIONS_DIR):
+        if d and Path(d).is_dir() and any(Path(d).glob("*.cu")):
+            return Path(d)
+    return None
+
+
 def keys() -> list[str]:
-    """Every exercise with a solution file."""
-    return sorted(p.stem for p in SOLUTIONS_DIR.glob("*.cu"))
+    """Every exercise with a solution file here ([] where the solutions are not kept)."""
+    d = directory()
+    return sorted(p.stem for p in d.glob("*.cu")) if d else []
 
 
 def path(key: str) -> Path:
-    p = SOLUTIONS_DIR / f"{key}.cu"
+    d = directory()
+    if d is None:
+        raise NotFound(f"no solution of '{key}' here: the solutions stay with instructors",
+                       hint="the installed course carries none; they are kernels/solutions/*.cu of the course's "
+                            f"repository (set ${ENV_DIR} to a folder of them)")
+    p = d / f"{key}.cu"
     if not p.exists():
-        raise KeyError(f"no solution file for '{key}' in {SOLUTIONS_DIR}; known: {', '.join(keys())}")
+        raise NotFound(f"no solution file for '{key}' in {d}", hint=f"known: {', '.join(keys())}")
     return p
 
 

@@ -278,7 +278,8 @@ def test_rewriting_the_repo_url_moves_badge_and_clone_together():
 @needs_notebooks
 def test_colab_install_from_a_fresh_clone_gives_an_importable_course(tmp_path):
     """What the cell does on Colab, with the clone URL pointed at this repository: the clone builds
-    and installs (--target, no deps), and `import course_lib` from it runs the simulator."""
+    and installs (--target, no deps), and `import course_lib` from it runs the simulator; the
+    installed course carries no solution (they stay with instructors)."""
     if not shutil.which("git") or not (REPO / ".git").exists():
         pytest.skip("needs git and a git checkout")
     on = colab.colab_commands(next(c for c in _read(NOTEBOOKS[0]).cells if c.cell_type == "code").source)
@@ -290,15 +291,18 @@ def test_colab_install_from_a_fresh_clone_gives_an_importable_course(tmp_path):
     assert pip.returncode == 0, pip.stderr[-2000:]
     probe = ("import course_lib as cl, sys; p = cl.__file__; assert p.startswith(sys.argv[1]), p; "
              "r = cl.Simulator().run('tile', shape=(32, 32)); assert r.correct.ok; "
-             "assert len(cl.solutions.keys()) >= 9 and cl.exercises.reveal('shared_tile', give_up=True).shown; "
+             "kept = cl.solutions.keys(); assert (kept == []) == (sys.argv[2] == 'installed'), kept; "
+             "assert not cl.exercises.reveal('shared_tile', give_up=True).shown; "
              "print('ok', p)")
     env = dict(os.environ, COURSE_LIB_BACKEND="sim")
-    installed = subprocess.run([sys.executable, "-c", probe, str(target)], env=dict(env, PYTHONPATH=str(target)),
+    assert not list(target.glob("course_lib/kernels/solutions*")) and list(target.glob("course_lib/kernels/*.cu"))
+    installed = subprocess.run([sys.executable, "-c", probe, str(target), "installed"], env=dict(env, PYTHONPATH=str(target)),
                                capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert installed.returncode == 0 and "ok" in installed.stdout, installed.stderr[-2000:]
     if on["path_added"]:       # an editable install: the notebook imports from the clone through sys.path
         from_path = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(clone)!r}); " + probe,
-                                    str(clone)], env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+                                    str(clone), "checkout"], env=env, capture_output=True, text=True, timeout=300,
+                                   cwd=tmp_path)
         assert from_path.returncode == 0, from_path.stderr[-2000:]
 
 

@@ -272,18 +272,27 @@ def test_checker_answers_instead_of_raising_for_wrong_objects():
     assert "stopped the kernel" in text and "also on" not in text       # one shape is enough to say so
 
 
-def test_reveal_waits_for_a_pass_or_an_explicit_give_up():
+def test_reveal_shows_the_solution_only_after_a_pass_and_only_in_self_study(monkeypatch):
     E.PASSED.discard("column_read")
-    hidden = E.reveal("column_read")
-    assert not hidden.shown and "give_up=True" in repr(hidden) and "blockIdx" not in repr(hidden)
-    assert hidden._repr_markdown_() is None
-    assert E.reveal("column_read", give_up=True).shown
+    for asked in (E.reveal("column_read"), E.reveal("column_read", give_up=True)):   # giving up shows nothing
+        assert not asked.shown and "stays hidden until your kernel passes" in repr(asked)
+        assert "blockIdx" not in repr(asked) and asked._repr_markdown_() is None
     assert not E.check("column_read", _kernel(solutions.stub("column_read"), "transpose_col")).ok
     assert not E.reveal("column_read").shown                              # a failed check reveals nothing
     assert E.check("column_read", _kernel(SOL["column_read"], "transpose_col")).ok
     shown = E.reveal("column_read")
     assert shown.shown and "int r = blockIdx.y * 32 + threadIdx.x;" in repr(shown)
     assert "SOLUTION" not in repr(shown) and "//>" not in repr(shown) and "```cuda" in shown._repr_markdown_()
+    monkeypatch.setenv("COURSE_LIB_GRADED", "1")                          # a graded release: never
+    graded = E.reveal("column_read")
+    assert not graded.shown and "graded release" in repr(graded) and "blockIdx" not in repr(graded)
+    monkeypatch.delenv("COURSE_LIB_GRADED")
+    monkeypatch.setattr(solutions, "SOLUTIONS_DIR", solutions.SOLUTIONS_DIR / "nowhere")   # an installed wheel
+    elsewhere = E.reveal("column_read")
+    assert not elsewhere.shown and "kernels/solutions/column_read.cu" in repr(elsewhere)
+    assert solutions.keys() == [] and solutions.directory() is None
+    with pytest.raises(KeyError, match="stay with instructors"):
+        solutions.body("column_read")
     with pytest.raises(KeyError, match="no exercise"):
         E.reveal("nope")
 

@@ -1,0 +1,259 @@
+"""The ways a checker could be fooled (issue 18), each a rejected case with what is wrong and a hint:
+
+- the course's own kernel, by every route (``transposes.kernel(...).function``, ``RawModule(path=)``,
+  the file's text, ``#include`` with ``-i``, the body pasted under another name); a solution's text
+  in a graded run;
+- a correct result from a grid whose work is not spread (block (0, 0) does every tile);
+- redundant traffic (every element stored twice) that per-request ratios do not see;
+- 32-bit offsets, where the exercise asks for 64 (a launch over 2^32 elements, a few blocks simulated);
+- a slow kernel is called slow, and "endless" is kept for a loop that does not end.
+
+Each hole is first shown open (the checker with that check switched off accepts the kernel), so a
+test here cannot pass by accident. Simulator only; nothing timed."""
+import numpy as np
+import pytest
+
+import course_lib as cl
+from course_lib import paths
+from course_lib.notebook import magic
+from course_lib.teach import exercises as E
+from course_lib.teach import footprint, origin, runs, solutions
+
+SOL = {key: solutions.body(key) for key in solutions.keys()}
+
+
+def _kernel(source, name, line=""):
+    return magic.compile_cell(line, source)[1][name]
+
+
+def _report(key, fn, **options):
+    report = E.check(key, fn, gpu=False, **options)
+    text = repr(report)
+    assert not report.ok and "hint:" in text and "Traceback" not in text, text
+    return text
+
+
+def _open_without(monkeypatch, key, fn, *switched_off, **options):
+    """The hole is real: with these checks switched off, the checker accepts the kernel."""
+    with monkeypatch.context() as m:
+        for module, name, value in switched_off:
+            m.setattr(module, name, value)
+        report = E.check(key, fn, gpu=False, **options)
+    assert report.ok, repr(report)
+
+
+NOT_MINE = (runs.origin, "borrowed", lambda fn: None)
+NOT_SPREAD = (footprint, "spread", lambda *a: [])
+NO_TRAFFIC = (footprint, "traffic", lambda *a: [])
+NOT_WIDE = (footprint, "wide", lambda *a: [])
+
+
+# ------------------------------------------------------------------------------------ the course's kernels
+
+COURSE = [("shared_tile", "tile", {}), ("padded_tile", "padded", {}), ("tile_32x8", "padded_32x8", {}),
+          ("vectorized", "vec", {"PAD": 1})]
+
+
+@pytest.mark.parametrize("key,course,params", COURSE, ids=[c[0] for c in COURSE])
+def test_the_course_kernel_is_refused(monkeypatch, key, course, params):
+    fn = cl.transposes.kernel(course, np.float32, **params).function        # the idiom notebook 06 shows
+    _open_without(monkeypatch, key, fn, NOT_MINE)
+    text = _report(key, fn)
+    assert "course's own kernel" in text and "not one you wrote" in text and "%%cuda cell" in text
+
+
+TILE_CU = (paths.KERNELS / "tile.cu").read_text()
+EXPR = "tile<float, 32, 32, 0>"
+
+
+@pytest.mark.parametrize("route", ["path", "code", "include", "pasted", "renamed"])
+def test_the_course_kernel_is_refused_by_every_route(monkeypatch, route):
+    if route == "path":
+        fn = cl.RawModule(path="tile", name_expressions=[EXPR]).get_function(EXPR)
+    elif route == "code":
+        fn = cl.RawModule(code=TILE_CU, name_expressions=[EXPR]).get_function(EXPR)
+    elif route == "include":
+        fn = _kernel('#include "tile.cu"\n', "transpose_tile", f'-i "transpose_tile={EXPR}"')
+    elif route == "pasted":
+        fn = _kernel(TILE_CU, "transpose_tile", f'-i "transpose_tile={EXPR}"')
+    else:   # the body under the exercise's name, comments and spacing changed
+        body = TILE_CU.replace("void tile(", "void transpose_tile(").replace("// column of in", "")
+        fn = _kernel("\n".join("  " + line for line in body.splitlines()), "transpose_tile",
+                     '-i "transpose_tile=transpose_tile<float, 32, 32, 0>"')
+    if route != "include":                  # included, its parameters are not even in the cell
+        _open_without(monkeypatch, "shared_tile", fn, NOT_MINE)
+    text = _report("shared_tile", fn)
+    assert "kernels/tile.cu" in text
+
+
+def test_the_same_algorithm_in_the_students_own_words_passes():
+    """A kernel like the course's tile.cu, written out (no template, literals): not the course's."""
+    mine = ("__global__ void transpose_tile(float* out, const float* in, int rows, int cols)\n{\n"
+            "    __shared__ float t[32][32];\n"
+            "    int x = blockIdx.x * 32 + threadIdx.x, y = blockIdx.y * 32 + threadIdx.y;\n"
+            "    if (x < cols && y < rows) t[threadIdx.y][threadIdx.x] = in[(size_t)y * cols + x];\n"
+            "    __syncthreads();\n"
+            "    x = blockIdx.y * 32 + threadIdx.x; y = blockIdx.x * 32 + threadIdx.y;\n"
+            "    if (x < rows && y < cols) out[(size_t)y * rows + x] = t[threadIdx.x][threadIdx.y];\n}\n")
+    assert E.check("shared_tile", _kernel(mine, "transpose_tile"), gpu=False).ok
+
+
+# ------------------------------------------------------------------------------------ solutions' text
+
+def _uncommented(src):
+    return "\n".join(line.split("//")[0].rstrip() for line in solutions.solved(src).splitlines())
+
+
+@pytest.mark.parametrize("key", sorted(SOL))
+def test_a_solution_file_is_refused_and_its_text_too_in_a_graded_run(monkeypatch, key):
+    """Self-study and the instructor copy accept the solution's text (test_exercises.py: every solution
+    passes); a graded run refuses it. The same code in a student's words passes (the last test here)."""
+    ex = E.get(key)
+    from_file = cl.RawModule(code=solutions.path(key).read_text()).get_function(ex.kernel)
+    assert "solution file" in _report(key, from_file)
+    monkeypatch.setenv("COURSE_LIB_GRADED", "1")
+    assert "markers" in _report(key, _kernel(SOL[key], ex.kernel))
+    if origin._own_comments(key, SOL[key]):
+        copied = _kernel(solutions.solved(SOL[key]), ex.kernel)
+        assert "is the solution's" in _report(key, copied)
+
+
+# ------------------------------------------------------------------------------------ the grid's work
+
+ONE_BLOCK = """__global__ void transpose_tile(float* out, const float* in, int rows, int cols)
+{
+    __shared__ float tile[32][32];
+    if (blockIdx.x != 0 || blockIdx.y != 0) return;         // block (0, 0) does every tile
+    for (int by = 0; by * 32 < rows; ++by)
+        for (int bx = 0; bx * 32 < cols; ++bx) {
+            int x = bx * 32 + threadIdx.x, y = by * 32 + threadIdx.y;
+            if (x < cols && y < rows) tile[threadIdx.y][threadIdx.x] = in[(size_t)y * cols + x];
+            __syncthreads();
+            x = by * 32 + threadIdx.x; y = bx * 32 + threadIdx.y;
+            if (x < rows && y < cols) out[(size_t)y * rows + x] = tile[threadIdx.x][threadIdx.y];
+            __syncthreads();
+        }
+}
+"""
+
+
+SMALL = [(64, 64), (96, 160), (100, 130), (1, 300), (300, 1)]      # where one block's loop stays quick
+
+
+def test_one_block_doing_every_tile_is_refused(monkeypatch):
+    fn = _kernel(ONE_BLOCK, "transpose_tile")
+    _open_without(monkeypatch, "shared_tile", fn, NOT_SPREAD, shapes=SMALL)
+    text = _report("shared_tile", fn, shapes=SMALL)
+    assert "on a 96x160 matrix, block (4, 2, 0) alone wrote nothing" in text
+    assert "rows 64-95, columns 128-159" in text and "spread the work over the grid" in text
+    text = _report("shared_tile", fn)         # on 1000x1030 the step limit or the projection stops it first
+    assert "too slow" in text and "spread the work over the grid" in text and "infinite" not in text
+
+
+def test_a_block_that_also_does_its_neighbours_tile_is_refused(monkeypatch):
+    """Every block moves its tile and the next one's: correct, coalesced, but twice the traffic."""
+    src = SOL["shared_tile"].replace("    // BEGIN SOLUTION\n", "    for (int k = 0; k < 2; ++k) {\n"
+                                     "    // BEGIN SOLUTION\n").replace("    // END SOLUTION\n", "    // END SOLUTION\n"
+                                                                   "    __syncthreads();\n    }\n")
+    src = src.replace("blockIdx.x * 32 + threadIdx.x;          // column of in",
+                      "(blockIdx.x + k) % gridDim.x * 32 + threadIdx.x;")
+    src = src.replace("y = blockIdx.x * 32 + threadIdx.y;              // row of out",
+                      "y = (blockIdx.x + k) % gridDim.x * 32 + threadIdx.y;")
+    fn = _kernel(src, "transpose_tile")
+    _open_without(monkeypatch, "shared_tile", fn, NOT_SPREAD, NO_TRAFFIC)
+    text = _report("shared_tile", fn)
+    assert "loads move" in text and "2 times" in text and "more than once" in text
+
+
+def test_storing_every_element_twice_is_refused(monkeypatch):
+    """Each element stored twice (volatile, so the compiler keeps both): per-request ratios stay ideal."""
+    src = SOL["tile_32x8"].replace(
+        "            out[(size_t)(y + j) * rows + x] = tile[threadIdx.x][threadIdx.y + j];",
+        "        {\n            volatile float* o = out + (size_t)(y + j) * rows + x;\n"
+        "            *o = tile[threadIdx.x][threadIdx.y + j];\n            *o = tile[threadIdx.x][threadIdx.y + j];\n        }")
+    fn = _kernel(src, "transpose_32x8")
+    _open_without(monkeypatch, "tile_32x8", fn, NO_TRAFFIC)
+    text = _report("tile_32x8", fn)
+    assert "stores move" in text and "2 times" in text and "stored more than once" in text
+
+
+# ------------------------------------------------------------------------------------ 64-bit offsets
+
+NARROW = [
+    ("column_read", "int offsets", ("out[(size_t)c * rows + r] = in[(size_t)r * cols + c];",
+                                    "out[c * rows + r] = in[r * cols + c];"), "wrapped around"),
+    ("column_read", "unsigned offsets", ("out[(size_t)c * rows + r] = in[(size_t)r * cols + c];",
+                                         "out[(unsigned)c * rows + r] = in[(unsigned)r * cols + c];"), "wrapped"),
+    ("column_read", "widened too late", ("out[(size_t)c * rows + r] = in[(size_t)r * cols + c];",
+                                         "out[(size_t)(c * rows + r)] = in[(size_t)(r * cols + c)];"), "2^32"),
+    ("batched", "an int matrix size", ("const size_t matrix = (size_t)rows * cols;", "const int matrix = rows * cols;"),
+     "wrapped"),
+    ("batched", "the offset widened after the product",
+     ("in += blockIdx.z * matrix;", "in += (size_t)(blockIdx.z * rows * cols);",
+      "out += blockIdx.z * matrix;", "out += (size_t)(blockIdx.z * rows * cols);"), "wrapped"),
+]
+
+
+@pytest.mark.parametrize("key,what,pairs,word", NARROW, ids=[f"{n[0]}: {n[1]}" for n in NARROW])
+def test_32_bit_offsets_are_refused_where_the_exercise_asks_for_64(monkeypatch, key, what, pairs, word):
+    src = SOL[key]
+    for old, new in zip(pairs[::2], pairs[1::2]):
+        assert old in src
+        src = src.replace(old, new)
+    fn = _kernel(src, E.get(key).kernel)
+    _open_without(monkeypatch, key, fn, NOT_WIDE)
+    text = _report(key, fn)
+    assert word in text and "more than 2^32" in text and "64 bits" in text
+
+
+def test_wide_launches_are_simulated_sparsely_on_stand_ins():
+    """The 70000 x 70000 launch: two blocks, nothing allocated, the solution's blocks move exactly their tile."""
+    ex, fn = E.get("column_read"), _kernel(SOL["column_read"], "transpose_col")
+    grid, _ = ex.launch(70000, 70000)
+    assert footprint.sample_blocks(grid) == [(8749, 2187, 0), (4375, 1094, 0)]
+    read, written = footprint.run_block(fn, ex, (1, 70000, 70000), np.float32, (8749, 2187, 0))
+    src, dst, where = footprint.tile_of(ex, (1, 70000, 70000), (8749, 2187, 0))
+    assert where == "rows 69984-69999, columns 69992-69999" and src.max() > 2**32
+    assert np.array_equal(read, np.sort(src)) and sorted(written) == sorted(dst.tolist())
+
+
+# ------------------------------------------------------------------------------------ slow, or endless
+
+SLOW = """__global__ void transpose_tile(float* out, const float* in, int rows, int cols)
+{
+    __shared__ float tile[32][32];
+    if (blockIdx.x || blockIdx.y || threadIdx.x || threadIdx.y) return;   // one thread does it all
+    tile[0][0] = 0;
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c)
+            out[(size_t)c * rows + r] = in[(size_t)r * cols + c];
+}
+"""
+
+
+def test_a_slow_kernel_is_called_slow_and_an_endless_one_endless():
+    text = _report("shared_tile", _kernel(SLOW, "transpose_tile"))
+    assert "too slow" in text and "it is not stuck" in text and "infinite" not in text and "endless" not in text
+    assert "spread the work over the grid" in text
+    endless = SLOW.replace("++c)", "c += 0)")
+    text = _report("shared_tile", _kernel(endless, "transpose_tile"))
+    assert "an endless loop (on a 2x3 matrix too)" in text and "too slow" not in text
+
+
+# ------------------------------------------------------------------------------------ every exercise
+
+def test_shapes_given_to_the_checker_are_checked():
+    fn = _kernel(SOL["padded_tile"], "transpose_padded")
+    for bad in ([(0, 5)], [(3, 4, 5)], "64x64", [("a", 2)], []):
+        with pytest.raises(cl.ArgumentError, match="shapes="):
+            E.check("padded_tile", fn, shapes=bad)
+    assert "correct on 1 shape;" in repr(E.check("padded_tile", fn, shapes=[(40, 70)], gpu=False))
+
+
+@pytest.mark.parametrize("key", sorted(SOL))
+def test_a_correct_kernel_written_by_a_student_passes_every_check(key):
+    """The solution without the solution's comments, in a graded run: accepted."""
+    with pytest.MonkeyPatch.context() as m:
+        m.setenv("COURSE_LIB_GRADED", "1")
+        report = E.check(key, _kernel(_uncommented(SOL[key]), E.get(key).kernel), gpu=False)
+    assert report.ok, repr(report)
