@@ -1,7 +1,7 @@
 """The new kernels of issue 19 on a GPU: bit-exact checks, then timings beside the course's best.
 
     python benchmarks/hopper_bench.py check              # every new kernel x dtype x shape, poisoned output
-    python benchmarks/hopper_bench.py time OUT.json [--quick]
+    python benchmarks/hopper_bench.py time OUT.json [--quick] [--tma]   # --tma: TMA kernels, aligned shapes
     python benchmarks/hopper_bench.py sanitize           # each new kernel once, 96x160 (under compute-sanitizer)
 
 Timings use the course's timer (course_lib.gpu.time_callable: inputs rotated through 3 x L2 of
@@ -22,12 +22,18 @@ from course_lib import gpu, transposes  # noqa: E402
 DTYPES = (np.float32, np.float64, np.float16, np.uint8)
 CHECK_SHAPES = [(1, 4097), (4097, 1), (100, 130), (96, 160), (208, 272), (1000, 1030), (1024, 2048), (2048, 1040)]
 SHAPES = [(8192, 8192), (8192, 2048), (8191, 8193), (1000, 1030)]
+TMA_SHAPES = [(8192, 8192), (8192, 2048), (2048, 8192), (4096, 4096), (1000, 1030), (16384, 16384)]
 BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
-def variants(dtype):
+def variants(dtype, which="all"):
     s = np.dtype(dtype).itemsize
-    out = [("tma_tile", dict(BOX_R=r, WARPS=w)) for r, w in ((64, 4), (128, 4), (128, 8), (256, 8))]
+    pipes = [("tma_pipe", dict(BOX_R=r, WARPS=w, STAGES=st, ORDER=o, BPS=b))
+             for r, w, st, o, b in ((64, 4, 2, 0, 8), (64, 4, 3, 0, 8), (64, 4, 2, 1, 8), (64, 4, 4, 0, 8),
+                                    (128, 8, 2, 0, 4), (128, 8, 2, 1, 4), (64, 4, 2, 0, 16), (128, 4, 2, 0, 4))]
+    if which == "tma":
+        return [("tma_tile", {}), ("tma_tile", dict(BOX_R=128)), ("tma_copy", {})] + pipes
+    out = [("tma_tile", dict(BOX_R=r, WARPS=w)) for r, w in ((64, 4), (128, 4), (128, 8), (256, 8))] + pipes
     out += [("tma_tile", dict(SW=0)), ("tma_copy", {}), ("tma_both", {})]
     out += [("async_tile", dict(STAGES=st, TILES=4)) for st in (1, 2, 3)]
     out += [("shuffle", {})] + ([("ldsm", {})] if s == 2 else [])
@@ -44,8 +50,8 @@ def random(rows, cols, dtype, cp, seed=0):
     return rs.randint(1, 255, size=(rows, cols), dtype=np.int32).astype(dtype)
 
 
-def prepare_all():
-    hc.prepare([(key, dt, params) for dt in DTYPES for key, params in variants(dt)])
+def prepare_all(which="all"):
+    hc.prepare([(key, dt, params) for dt in DTYPES for key, params in variants(dt, which)])
 
 
 def check():
@@ -72,7 +78,7 @@ def check():
     return not bad
 
 
-def time_case(rows, cols, dtype, quick):
+def time_case(rows, cols, dtype, quick, which="all"):
     import cupy as cp
     dt = np.dtype(dtype)
     nbytes = rows * cols * dt.itemsize
@@ -80,7 +86,7 @@ def time_case(rows, cols, dtype, quick):
     copy_bw = gpu.copy_bandwidth(nbytes, repeat=10 if quick else 20)
     res = []
     copies = gpu.input_copies(a)
-    for key, params in variants(dt):
+    for key, params in variants(dt, which):
         if hc.applies(key, rows, cols, dt):
             continue
         run = hc.launcher(key, dt, **params)
@@ -99,7 +105,7 @@ def time_case(rows, cols, dtype, quick):
         t = k.time(a, out, repeat=10 if quick else 20)
         name = key + "".join(f" {p}={v}" for p, v in params.items())
         res.append(dict(name=name, ratio=2 * nbytes / t / copy_bw, us=t * 1e6, course=not params))
-    if (rows, cols) == (1000, 1030):
+    if (rows, cols) == (1000, 1030) and which == "all":
         import transpose as tr
         for name, make in tr.peers(dt, False):
             try:
@@ -131,11 +137,15 @@ def main():
             print(key, np.dtype(dtype).name, "ran", flush=True)
         return
     out_path, quick = sys.argv[2], "--quick" in sys.argv
-    prepare_all()
+    which = "tma" if "--tma" in sys.argv else "all"
+    shapes = TMA_SHAPES if which == "tma" else SHAPES
+    prepare_all(which)
     cases, t0 = [], time.time()
-    for rows, cols in SHAPES:
+    for rows, cols in shapes:
         for dtype in DTYPES:
-            case = time_case(rows, cols, dtype, quick)
+            if which == "tma" and not hc.tma_ok(rows, cols, np.dtype(dtype).itemsize):
+                continue
+            case = time_case(rows, cols, dtype, quick, which)
             cases.append(case)
             best = max((r for r in case["results"] if r.get("course")), key=lambda r: r["ratio"])
             new = sorted((r for r in case["results"] if not r.get("course") and "ratio" in r and not r.get("peer")),

@@ -50,13 +50,15 @@ def tma_ok(rows, cols, itemsize):
 # name -> (file, template, needs) ; needs: 'tma' (aligned pitches), 'b16' (2-byte, rows/cols % 8)
 NEW = {
     "tma_tile": ("tma.cu", "tma_tile<{T}, {BOX_R}, {WARPS}, {SW}>", "tma"),
+    "tma_pipe": ("tma.cu", "tma_pipe<{T}, {BOX_R}, {WARPS}, {STAGES}, {ORDER}>", "tma"),
     "tma_copy": ("tma.cu", "tma_copy<{T}, {SW}>", "tma"),
     "tma_both": ("tma.cu", "tma_both<{T}, {SW}>", "tma"),
     "async_tile": ("async_tile.cu", "async_tile<{T}, 32, 8, {STAGES}, {TILES}>", ""),
     "shuffle": ("shuffle.cu", "shuffle<{T}, {WARPS}>", ""),
     "ldsm": ("ldsm.cu", "ldsm<{T}, {THREADS}>", "b16"),
 }
-DEFAULTS = {"tma_tile": dict(BOX_R=64, WARPS=4, SW=128), "tma_copy": dict(SW=128), "tma_both": dict(SW=128),
+DEFAULTS = {"tma_tile": dict(BOX_R=64, WARPS=4, SW=128),
+            "tma_pipe": dict(BOX_R=64, WARPS=4, STAGES=2, ORDER=0, BPS=8), "tma_copy": dict(SW=128), "tma_both": dict(SW=128),
             "async_tile": dict(STAGES=2, TILES=4), "shuffle": dict(WARPS=4), "ldsm": dict(THREADS=256)}
 
 
@@ -77,7 +79,8 @@ def applies(key, rows, cols, dtype):
 def instance(key, dtype, params):
     """(file, template instance name) of kernel `key` for `dtype` and `params`."""
     path, template, _ = NEW[key]
-    return HERE.parent / "kernels" / path, template.format(T=source.C_NAME[np.dtype(dtype)], **dict(DEFAULTS[key], **params))
+    p = dict(DEFAULTS[key], **params)
+    return HERE.parent / "kernels" / path, template.format(T=source.C_NAME[np.dtype(dtype)], **p)
 
 
 _wanted = {}
@@ -110,6 +113,10 @@ def launcher(key, dtype, **params):
         if key == "tma_tile":
             m = maps if maps is not None else map_of(a, (width, p["BOX_R"]), p["SW"])
             fn((-(-cols // width), -(-rows // p["BOX_R"])), (32 * p["WARPS"],), (out, m, r, c))
+        elif key == "tma_pipe":
+            m = maps if maps is not None else map_of(a, (128 // s, p["BOX_R"]), 128)
+            boxes = -(-cols // (128 // s)) * -(-rows // p["BOX_R"])
+            fn((min(boxes, 132 * p["BPS"]),), (32 * p["WARPS"],), (out, m, r, c))
         elif key == "tma_copy":
             m = maps if maps is not None else (map_of(out, (width, 32), p["SW"]), map_of(a, (width, 32), p["SW"]))
             fn((-(-cols // width), -(-rows // 32)), (128,), (m[0], m[1], r, c))
@@ -127,6 +134,8 @@ def launcher(key, dtype, **params):
         """The tensor maps a launch on (out, a) needs, built once (timing loops reuse them)."""
         if key == "tma_tile":
             return map_of(a, (width, p["BOX_R"]), p["SW"])
+        if key == "tma_pipe":
+            return map_of(a, (128 // s, p["BOX_R"]), 128)
         if key == "tma_copy":
             return (map_of(out, (width, 32), p["SW"]), map_of(a, (width, 32), p["SW"]))
         if key == "tma_both":

@@ -49,11 +49,17 @@ def fns():
 
 
 # --------------------------------------------------------------------------------- semantics
-def semantics():
+def semantics(out_path):
+    """Everything but the TMA boxes in this process (written as it goes), then each TMA box in a
+    process of its own: a launch the GPU refuses (an illegal instruction) ends the CUDA context."""
     import cupy as cp
     f, res = fns(), {}
-    g = cp.arange(65536, dtype=np.uint32).view(np.uint8)[:65536] % 251 + 1
-    g = cp.ascontiguousarray(g.astype(np.uint8))
+
+    def save():
+        with open(out_path, "w") as fh:
+            json.dump(res, fh)
+
+    g = cp.ascontiguousarray((cp.arange(65536, dtype=np.uint32) % 251 + 1).astype(np.uint8))
     out8 = cp.zeros(8192, np.uint8)
     for size, cg in ((4, False), (8, False), (16, False), (16, True)):
         for src_size in sorted({0, 1, size // 2, size - 1, size} if size > 4 else {0, 1, 2, 3, 4}):
@@ -63,6 +69,7 @@ def semantics():
     out_i = cp.zeros(512, np.uint8)
     f["probe_cpasync_ignore"]((1,), (32,), (g, out_i))
     res["cpasync ignore-src lane%3==0"] = cp.asnumpy(out_i).tolist()
+    save()
     regs = cp.zeros(32 * 4, np.uint32)
     for kind in ("ldsm", "stsm"):
         for x in (1, 2, 4):
@@ -80,37 +87,63 @@ def semantics():
     mv = cp.zeros(32, np.uint32)
     f["probe_movmatrix"]((1,), (32,), (mv,))
     res["movmatrix"] = cp.asnumpy(mv).tolist()
-    res.update(tma_semantics(f))
     out_b = cp.zeros(4096, np.uint8)
     f["probe_bulk"]((1,), (128,), (g, out_b, np.int32(4096), np.int32(1)))
     res["bulk 4096"] = bool(cp.array_equal(out_b, g[:4096]))
-    return res
+    save()
+    for i, case in enumerate(TMA_CASES):
+        key = "tma {} {}x{} box={} sw={} at=({},{}) nan={}".format(*case)
+        proc = subprocess.run([sys.executable, __file__, "--tma-case", str(i)], capture_output=True, text=True)
+        try:
+            res[key] = json.loads(proc.stdout.strip().splitlines()[-1])
+        except (IndexError, ValueError):
+            res[key] = dict(error=(proc.stderr or proc.stdout)[-600:])
+        print(key, "error" if "error" in res[key] else "ok", flush=True)
+        save()
 
 
-def tma_semantics(f):
-    """Raw shared bytes of TMA boxes: every swizzle mode, inside and across the matrix's edges;
-    and what a clipped TMA store writes."""
-    import cupy as cp
-    res = {}
-    for dtype, rows, cols in ((np.uint8, 40, 96), (np.float32, 40, 24)):
+def _tma_cases():
+    cases = []
+    for dtype, rows, cols in (("uint8", 40, 96), ("float32", 40, 24)):
         s = np.dtype(dtype).itemsize
-        a = cp.arange(rows * cols, dtype=np.uint32).astype(dtype).reshape(rows, cols) + 1
-        for sw in (0, 32, 64, 128):
-            inner = (sw or 64)
+        for sw in (128, 64, 32, 0):
+            inner = sw or 64
             box = (inner // s, 2048 // inner)          # 2048 bytes a box
             for c0, r0 in ((0, 0), (cols - box[0] // 2, rows - 5), (-box[0] // 2, -3)):
-                for nan in ((False, True) if dtype == np.float32 and sw == 128 else (False,)):
-                    m = hc.map_of(a, box, sw, nan_fill=nan)
-                    out = cp.full(2048, 0xEE, np.uint8)
-                    st = cp.zeros_like(a)
-                    f["probe_tma<2048, true>"]((1,), (128,), (m, hc.map_of(st, box, sw), out, np.int32(c0), np.int32(r0),
-                                                             np.int32(1)))
-                    key = f"tma {np.dtype(dtype).name} {rows}x{cols} box={box} sw={sw} at=({c0},{r0}) nan={nan}"
-                    res[key] = dict(smem=cp.asnumpy(out).tolist(), stored=cp.asnumpy(st.view(np.uint8)).tolist())
-    return res
+                for nan in ((False, True) if dtype == "float32" and sw == 128 else (False,)):
+                    cases.append((dtype, rows, cols, box, sw, c0, r0, nan))
+    return cases
+
+
+TMA_CASES = _tma_cases()
+
+
+def tma_case(i):
+    """One TMA box (TMA_CASES[i]): its raw shared bytes, and what a TMA store of it back at the
+    same place writes into a zero matrix (clipped at the edges). Prints one JSON line."""
+    import cupy as cp
+    dtype, rows, cols, box, sw, c0, r0, nan = TMA_CASES[i]
+    f = fns()
+    a = (cp.arange(rows * cols, dtype=np.uint32) % 251 + 1).astype(dtype).reshape(rows, cols)
+    m = hc.map_of(a, box, sw, nan_fill=nan)
+    out = cp.full(2048, 0xEE, np.uint8)
+    st = cp.zeros_like(a)
+    f["probe_tma<2048, true>"]((1,), (128,), (m, hc.map_of(st, box, sw), out, np.int32(c0), np.int32(r0), np.int32(1)))
+    cp.cuda.runtime.deviceSynchronize()
+    print(json.dumps(dict(smem=cp.asnumpy(out).tolist(), stored=cp.asnumpy(st.view(np.uint8)).tolist())))
 
 
 # --------------------------------------------------------------------------------- ncu
+# issue 19, run 2: the .cg sector rule (distinct (src >> 6, dst >> 5) pairs, from run 1) and partial src-size
+MORE_CPASYNC = {
+    (16, True): ((16, 48, 32, 16), (64, 16, 32, 16), (48, 16, 32, 16), (32, 32, 32, 16), (16, 64, 32, 16),
+                 (0, 32, 32, 16), (64, 64, 32, 16), (16, 16, 32, 9), (16, 16, 32, 1), (32, 16, 13, 16)),
+    (16, False): ((16, 16, 32, 9), (16, 16, 32, 1), (0, 16, 32, 1)),
+    (4, False): ((4, 4, 32, 1), (4, 4, 32, 2), (4, 4, 32, 3)),
+    (8, False): ((8, 8, 32, 5), (8, 8, 32, 1)),
+}
+
+
 def patterns():
     """(label, kernel name, grid, block, args builder) of every launch ncu measures."""
     out = []
@@ -118,7 +151,7 @@ def patterns():
         n = f"probe_cpasync<{size}, {'true' if cg else 'false'}>"
         for ss, ds, act, src in ((size, size, 32, size), (2 * size, size, 32, size), (128, size, 32, size),
                                  (size, 128, 32, size), (size, size, 17, size), (0, size, 32, size),
-                                 (size, size, 32, 0), (size, 2 * size, 32, size)):
+                                 (size, size, 32, 0), (size, 2 * size, 32, size)) + MORE_CPASYNC.get((size, cg), ()):
             lab = f"cpasync{size}{'cg' if cg else 'ca'} src_stride={ss} dst_stride={ds} active={act} src_size={src}"
             for warps in ((1, 4) if ss == size and ds == size and act == 32 else (1,)):
                 out.append((f"{lab} warps={warps}", n, (1,), (32 * warps,), ("g", "o8", ss, ds, act, src, 0)))
@@ -132,7 +165,9 @@ def patterns():
     for sw in (0, 128):
         out.append((f"tma load 32x32 f32 sw={sw}", "probe_tma<4096, false>", (1,), (128,), ("map", sw, 0)))
         out.append((f"tma load+store 32x32 f32 sw={sw}", "probe_tma<4096, true>", (1,), (128,), ("map", sw, 0)))
-    out.append(("tma load 32x32 f32 sw=128 half outside", "probe_tma<4096, false>", (1,), (128,), ("map", 128, 1)))
+    out.append(("tma load 32x32 f32 sw=128 half outside", "probe_tma<4096, false>", (1,), (128,), ("map", 128, 64)))
+    out.append(("tma load+store 32x32 f32 sw=128 half outside", "probe_tma<4096, true>", (1,), (128,), ("map", 128, 64)))
+    out.append(("tma load 32x32 f32 sw=128 outside", "probe_tma<4096, false>", (1,), (128,), ("map", 128, 96)))
     out.append(("bulk 4096", "probe_bulk", (1,), (128,), ("g", "o8", 4096, 0)))
     out.append(("mbarrier x4 rounds", "probe_mbarrier", (1,), (128,), (4,)))
     return out
@@ -144,14 +179,15 @@ def _args(spec, bufs):
         a = bufs["f32"]
         sw, outside = spec[1], spec[2]
         m = hc.map_of(a, (32, 32), sw)
-        return (m, hc.map_of(bufs["f32_out"], (32, 32), sw), bufs["o8"], np.int32(48 if outside else 0), np.int32(0), np.int32(0))
+        return (m, hc.map_of(bufs["f32_out"], (32, 32), sw), bufs["o8"], np.int32(outside), np.int32(0), np.int32(0))
     return tuple(bufs[x] if isinstance(x, str) else np.int32(x) for x in spec)
 
 
 def kernel_cases():
     """The new course kernels at small shapes (the replay's transposes)."""
     cases = []
-    for key, shapes in (("tma_tile", [(96, 160), (208, 272)]), ("tma_copy", [(96, 160)]), ("tma_both", [(96, 160)]),
+    for key, shapes in (("tma_tile", [(96, 160), (208, 272)]), ("tma_pipe", [(96, 160), (208, 272)]),
+                        ("tma_copy", [(96, 160)]), ("tma_both", [(96, 160)]),
                         ("async_tile", [(100, 130), (96, 160)]), ("shuffle", [(100, 130)]), ("ldsm", [(96, 160)])):
         for dtype in (np.float32, np.float64, np.float16, np.uint8):
             for rows, cols in shapes:
@@ -166,7 +202,10 @@ FEW = ("cpasync16cg src_stride=16 dst_stride=16 active=32 src_size=16 warps=1",
        "ldsm x4 trans=true rows=(l*1+0)%64 pitch=16", "ldsm x4 trans=false rows=(l*1+0)%64 pitch=128",
        "stsm x4 trans=false rows=(l*1+0)%64 pitch=16", "movmatrix", "tma load 32x32 f32 sw=128",
        "tma load+store 32x32 f32 sw=128", "tma load 32x32 f32 sw=128 half outside", "bulk 4096", "mbarrier x4 rounds",
-       "tma_tile float32 96 160", "async_tile float32 100 130", "ldsm float16 96 160", "tma_both float32 96 160")
+       "tma_tile float32 96 160", "async_tile float32 100 130", "ldsm float16 96 160", "tma_both float32 96 160",
+       "tma load+store 32x32 f32 sw=128 half outside", "tma load 32x32 f32 sw=128 outside", "tma_pipe float32 208 272",
+       "cpasync16cg src_stride=16 dst_stride=16 active=32 src_size=9 warps=1",
+       "cpasync4ca src_stride=4 dst_stride=4 active=32 src_size=1 warps=1")
 
 
 def launch_labels(few):
@@ -251,7 +290,18 @@ def _ncu(cmd, metrics):
     return proc
 
 
+KNOWN_EXTRA = ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum",
+               "l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum", "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum",
+               "l1tex__m_l1tex2xbar_write_bytes_mem_global_op_tma_st.sum", "l1tex__m_l1tex2xbar_write_sectors_mem_global_op_tma_st.sum",
+               "smsp__inst_executed_op_tma_ld.sum", "smsp__inst_executed_op_tma_st.sum", "smsp__inst_executed_op_ldgsts.sum",
+               "smsp__sass_inst_executed_op_ldgsts.sum", "smsp__inst_executed_op_ldsm.sum", "smsp__inst_executed_op_shared_stsm.sum",
+               "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access.sum", "smsp__sass_inst_executed_op_ldgsts_cache_bypass.sum",
+               "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_ldgsts_cache_access.sum"]
+
+
 def metrics_to_collect(ncu):
+    if os.environ.get("HOPPER_QUERY") != "1":
+        return list(KNOWN_EXTRA), ""
     q = subprocess.run([ncu, "--query-metrics", "--chip", "gh100"], capture_output=True, text=True).stdout
     extra = sorted({w[0] + ".sum" for w in (line.split() for line in q.splitlines())
                     if w and EXTRA.match(w[0]) and not {"Ratio", "Throughput"} & set(w)})
@@ -261,9 +311,11 @@ def metrics_to_collect(ncu):
 def main():
     if "--worker" in sys.argv or "--worker-few" in sys.argv:
         return worker(few="--worker-few" in sys.argv)
+    if sys.argv[1] == "--tma-case":
+        return tma_case(int(sys.argv[2]))
     what, out = sys.argv[1], sys.argv[2]
     if what == "semantics":
-        open(out, "w").write(json.dumps(semantics()))
+        semantics(out)
         print("wrote", out)
     elif what == "ncu":
         from pathlib import Path
