@@ -23,6 +23,9 @@
 //                       (pack.cuh) and stores 16 bytes to each of 16 / sizeof(T) rows of out.
 //                       With SW = 128 a quarter-warp's eight 16-byte reads hit eight different
 //                       chunk slots: no bank conflicts. SW = 0: the same reads, 8-way conflicts.
+//   tma_pipe<T, BOX_R, WARPS, STAGES, ORDER>
+//                       tma_tile's work in a persistent loop: each block walks many boxes through a
+//                       ring of STAGES boxes, the next loads in flight while one is turned around.
 //   tma_both<T, SW>     a square box in, turned around in shared memory element by element,
 //                       and out with a TMA store: both directions through the copy engine.
 // The tensor maps' shapes must allow the TMA: row pitches (cols * sizeof(T), rows * sizeof(T)
@@ -82,33 +85,30 @@ __global__ void tma_copy(const __grid_constant__ CUtensorMap out_map, const __gr
     }
 }
 
+// Turn a box of BOX_R rows x SW bytes (in shared memory, swizzled by mode SW) around into `out`:
+// warps take units of JW chunk columns x GW row blocks; a lane reads RG rows of one 16-byte chunk
+// column (a quarter-warp: 8 different chunk slots) and writes 16 / sizeof(T) pieces of 16 bytes.
 template <typename T, int BOX_R, int WARPS, int SW>
-__global__ void __launch_bounds__(WARPS * 32) tma_tile(T* __restrict__ out, const __grid_constant__ CUtensorMap in_map,
-                                                       int rows, int cols)
+__device__ __forceinline__ void transpose_box(T* __restrict__ out, const unsigned char* tile, int rows, int cols,
+                                              int r0, int c0)
 {
     constexpr int S = sizeof(T), RG = 16 / S, E = 4 / (S < 4 ? S : 4);   // rows per block, elements per word
-    constexpr int P = SW ? SW : 128, BOX_C = P / S, NCH = P / 16;      // box row: SW bytes (128 unswizzled)
+    constexpr int P = SW ? SW : 128, NCH = P / 16;                      // box row: SW bytes (128 unswizzled)
     constexpr int JW = RG < NCH ? RG : NCH;        // chunk columns per warp: quarter-warps conflict-free
     constexpr int GW = 32 / JW;                    // row blocks per warp
     constexpr int UNITS = (NCH / JW) * (BOX_R / (GW * RG));
     static_assert(BOX_R % (GW * RG) == 0 && BOX_R <= 256, "BOX_R must be a multiple of a warp's rows");
-    __shared__ alignas(1024) unsigned char tile[BOX_R * P];
-#pragma nv_diag_suppress static_var_with_dynamic_init
-    __shared__ block_barrier bar;
-    const int c0 = blockIdx.x * BOX_C, r0 = blockIdx.y * BOX_R, lane = threadIdx.x % 32;
-    init_barrier(bar);
-    load_box(tile, in_map, c0, r0, bar);
-
+    const int lane = threadIdx.x % 32;
     for (int unit = threadIdx.x / 32; unit < UNITS; unit += WARPS) {
         const int j = (unit % (NCH / JW)) * JW + lane % JW;            // chunk column
         const int g = (unit / (NCH / JW)) * GW + lane / JW;            // block of RG rows
+        const int r = r0 + g * RG;                                     // column of out
+        if (r >= rows)
+            continue;
         uint4 a[RG];
 #pragma unroll
         for (int k = 0; k < RG; ++k)
             a[k] = *reinterpret_cast<const uint4*>(tile + swizzled<SW>((g * RG + k) * P + j * 16));
-        const int r = r0 + g * RG;                                     // column of out
-        if (r >= rows)
-            continue;
 #pragma unroll
         for (int q = 0; q < 16 / S; ++q) {                             // output row c0 + 16/S * j + q
             const int oy = c0 + j * (16 / S) + q;
@@ -128,6 +128,62 @@ __global__ void __launch_bounds__(WARPS * 32) tma_tile(T* __restrict__ out, cons
             if (oy < cols)
                 *reinterpret_cast<uint4*>(out + (size_t)oy * rows + r) = piece;
         }
+    }
+}
+
+template <typename T, int BOX_R, int WARPS, int SW>
+__global__ void __launch_bounds__(WARPS * 32) tma_tile(T* __restrict__ out, const __grid_constant__ CUtensorMap in_map,
+                                                       int rows, int cols)
+{
+    constexpr int P = SW ? SW : 128;
+    __shared__ alignas(1024) unsigned char tile[BOX_R * P];
+#pragma nv_diag_suppress static_var_with_dynamic_init
+    __shared__ block_barrier bar;
+    const int c0 = blockIdx.x * (P / (int)sizeof(T)), r0 = blockIdx.y * BOX_R;
+    init_barrier(bar);
+    load_box(tile, in_map, c0, r0, bar);
+    transpose_box<T, BOX_R, WARPS, SW>(out, tile, rows, cols, r0, c0);
+}
+
+// The same work with the loads running ahead: a block walks boxes b = blockIdx.x, + gridDim.x, ...
+// through a ring of STAGES boxes in shared memory, one mbarrier each. Thread 0 asks for box
+// i + STAGES as soon as every thread is done with box i (the __syncthreads at the end of an
+// iteration), so STAGES - 1 boxes are on their way while one is turned around. Each mbarrier
+// phase completes when all threads arrived and the box's bytes landed (expect_tx announces them).
+template <typename T, int BOX_R, int WARPS, int STAGES, int ORDER>
+__global__ void __launch_bounds__(WARPS * 32) tma_pipe(T* __restrict__ out, const __grid_constant__ CUtensorMap in_map,
+                                                       int rows, int cols)
+{
+    constexpr int P = 128, BOX_C = P / sizeof(T), BYTES = BOX_R * P;
+    __shared__ alignas(1024) unsigned char ring[STAGES][BYTES];
+#pragma nv_diag_suppress static_var_with_dynamic_init
+    __shared__ block_barrier full[STAGES];
+    const int nbx = (cols + BOX_C - 1) / BOX_C, nby = (rows + BOX_R - 1) / BOX_R, boxes = nbx * nby;
+    // box b: ORDER 0 walks along the rows of `in` (reads of neighbouring blocks share rows), ORDER 1
+    // down its columns (their writes share rows of `out`)
+    auto c0_of = [&](int b) { return (ORDER ? b / nby : b % nbx) * BOX_C; };
+    auto r0_of = [&](int b) { return (ORDER ? b % nby : b / nbx) * BOX_R; };
+    auto ask = [&](int s, int b) {             // thread 0: box b into stage s
+        if (b < boxes) {
+            tma::cp_async_bulk_tensor_2d_global_to_shared(ring[s], &in_map, c0_of(b), r0_of(b), full[s]);
+            cuda::device::barrier_expect_tx(full[s], BYTES);
+        }
+    };
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s)
+            init(&full[s], blockDim.x);
+        tma::fence_proxy_async_shared_cta();
+        for (int s = 0; s < STAGES; ++s)
+            ask(s, blockIdx.x + s * gridDim.x);
+    }
+    __syncthreads();
+    for (int i = 0, b = blockIdx.x; b < boxes; ++i, b += gridDim.x) {
+        const int s = i % STAGES;
+        full[s].wait(full[s].arrive());        // this phase: every thread here, every byte landed
+        transpose_box<T, BOX_R, WARPS, 128>(out, ring[s], rows, cols, r0_of(b), c0_of(b));
+        __syncthreads();                       // stage s is free again
+        if (threadIdx.x == 0)
+            ask(s, b + STAGES * gridDim.x);
     }
 }
 
