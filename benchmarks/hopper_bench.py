@@ -31,9 +31,12 @@ def variants(dtype, which="all"):
     pipes = [("tma_pipe", dict(BOX_R=r, WARPS=w, STAGES=st, ORDER=o, BPS=b))
              for r, w, st, o, b in ((64, 4, 2, 0, 8), (64, 4, 3, 0, 8), (64, 4, 2, 1, 8), (64, 4, 4, 0, 8),
                                     (128, 8, 2, 0, 4), (128, 8, 2, 1, 4), (64, 4, 2, 0, 16), (128, 4, 2, 0, 4))]
+    outs = [("tma_out", dict(WARPS=w, NB=nb)) for w, nb in ((2, 1), (4, 1), (4, 2), (8, 4))
+            if 2 * nb * 128 * (128 // s) <= 48 * 1024]
+    wides = [("tma_wide", dict(NB=2, ORDER=o)) for o in (0, 1)] + [("tma_wide", dict(BOX_R=128, WARPS=8, NB=2))]
     if which == "tma":
-        return [("tma_tile", {}), ("tma_tile", dict(BOX_R=128)), ("tma_copy", {})] + pipes
-    out = [("tma_tile", dict(BOX_R=r, WARPS=w)) for r, w in ((64, 4), (128, 4), (128, 8), (256, 8))] + pipes
+        return [("tma_tile", {}), ("tma_tile", dict(BOX_R=128)), ("tma_copy", {})] + pipes[:2] + outs + wides
+    out = [("tma_tile", dict(BOX_R=r, WARPS=w)) for r, w in ((64, 4), (128, 4), (128, 8), (256, 8))] + pipes + outs + wides
     out += [("tma_tile", dict(SW=0)), ("tma_copy", {}), ("tma_both", {})]
     out += [("async_tile", dict(STAGES=st, TILES=4)) for st in (1, 2, 3)]
     out += [("shuffle", {})] + ([("ldsm", {})] if s == 2 else [])

@@ -50,7 +50,9 @@ def tma_ok(rows, cols, itemsize):
 # name -> (file, template, needs) ; needs: 'tma' (aligned pitches), 'b16' (2-byte, rows/cols % 8)
 NEW = {
     "tma_tile": ("tma.cu", "tma_tile<{T}, {BOX_R}, {WARPS}, {SW}>", "tma"),
-    "tma_pipe": ("tma.cu", "tma_pipe<{T}, {BOX_R}, {WARPS}, {STAGES}, {ORDER}>", "tma"),
+    "tma_pipe": ("tma_fast.cu", "tma_pipe<{T}, {BOX_R}, {WARPS}, {STAGES}, {ORDER}>", "tma"),
+    "tma_wide": ("tma_fast.cu", "tma_wide<{T}, {BOX_R}, {WARPS}, {NB}, {ORDER}>", "tma"),
+    "tma_out": ("tma_fast.cu", "tma_out<{T}, {WARPS}, {NB}>", "tma"),
     "tma_copy": ("tma.cu", "tma_copy<{T}, {SW}>", "tma"),
     "tma_both": ("tma.cu", "tma_both<{T}, {SW}>", "tma"),
     "async_tile": ("async_tile.cu", "async_tile<{T}, 32, 8, {STAGES}, {TILES}>", ""),
@@ -58,7 +60,8 @@ NEW = {
     "ldsm": ("ldsm.cu", "ldsm<{T}, {THREADS}>", "b16"),
 }
 DEFAULTS = {"tma_tile": dict(BOX_R=64, WARPS=4, SW=128),
-            "tma_pipe": dict(BOX_R=64, WARPS=4, STAGES=2, ORDER=0, BPS=8), "tma_copy": dict(SW=128), "tma_both": dict(SW=128),
+            "tma_pipe": dict(BOX_R=64, WARPS=4, STAGES=2, ORDER=0, BPS=8),
+            "tma_wide": dict(BOX_R=64, WARPS=4, NB=2, ORDER=0), "tma_out": dict(WARPS=4, NB=2), "tma_copy": dict(SW=128), "tma_both": dict(SW=128),
             "async_tile": dict(STAGES=2, TILES=4), "shuffle": dict(WARPS=4), "ldsm": dict(THREADS=256)}
 
 
@@ -117,6 +120,14 @@ def launcher(key, dtype, **params):
             m = maps if maps is not None else map_of(a, (128 // s, p["BOX_R"]), 128)
             boxes = -(-cols // (128 // s)) * -(-rows // p["BOX_R"])
             fn((min(boxes, 132 * p["BPS"]),), (32 * p["WARPS"],), (out, m, r, c))
+        elif key == "tma_wide":
+            m = maps if maps is not None else map_of(a, (128 // s, p["BOX_R"]), 128)
+            nbx, nby = -(-cols // (p["NB"] * 128 // s)), -(-rows // p["BOX_R"])
+            fn((nbx * nby,), (32 * p["WARPS"],), (out, m, r, c))
+        elif key == "tma_out":
+            b = 128 // s
+            m = maps if maps is not None else (map_of(out, (b, b), 128), map_of(a, (b, b), 128))
+            fn((-(-cols // b), -(-rows // (p["NB"] * b))), (32 * p["WARPS"],), (m[0], m[1], r, c))
         elif key == "tma_copy":
             m = maps if maps is not None else (map_of(out, (width, 32), p["SW"]), map_of(a, (width, 32), p["SW"]))
             fn((-(-cols // width), -(-rows // 32)), (128,), (m[0], m[1], r, c))
@@ -134,8 +145,10 @@ def launcher(key, dtype, **params):
         """The tensor maps a launch on (out, a) needs, built once (timing loops reuse them)."""
         if key == "tma_tile":
             return map_of(a, (width, p["BOX_R"]), p["SW"])
-        if key == "tma_pipe":
+        if key in ("tma_pipe", "tma_wide"):
             return map_of(a, (128 // s, p["BOX_R"]), 128)
+        if key == "tma_out":
+            return (map_of(out, (128 // s, 128 // s), 128), map_of(a, (128 // s, 128 // s), 128))
         if key == "tma_copy":
             return (map_of(out, (width, 32), p["SW"]), map_of(a, (width, 32), p["SW"]))
         if key == "tma_both":

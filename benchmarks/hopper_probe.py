@@ -187,6 +187,7 @@ def kernel_cases():
     """The new course kernels at small shapes (the replay's transposes)."""
     cases = []
     for key, shapes in (("tma_tile", [(96, 160), (208, 272)]), ("tma_pipe", [(96, 160), (208, 272)]),
+                        ("tma_wide", [(208, 272)]), ("tma_out", [(96, 160), (208, 272)]),
                         ("tma_copy", [(96, 160)]), ("tma_both", [(96, 160)]),
                         ("async_tile", [(100, 130), (96, 160)]), ("shuffle", [(100, 130)]), ("ldsm", [(96, 160)])):
         for dtype in (np.float32, np.float64, np.float16, np.uint8):
