@@ -1,6 +1,6 @@
 """mbarrier objects in shared memory: arrivals, expected transaction bytes, phases (sm_80 / sm_90).
 
-    bars = MBarriers(n_slots)
+    bars = MBarriers(slots_per_block)
     bars.init(key, count)                          # mbarrier.init [addr], count   (key: (block, address))
     token = bars.arrive(key, slot, count=1, tx=0)  # mbarrier.arrive{.expect_tx}: returns the phase arrived in
     bars.expect_tx(key, tx); bars.complete_tx(key, nbytes)      # a TMA / bulk copy delivering bytes
@@ -15,9 +15,9 @@ with the token of an arrival is true once the phase of that arrival has complete
 ``.parity p`` once the phase whose parity is p has completed (the current phase's parity is not p).
 
 The simulator keys barriers by (block, shared address), stores nothing in the 8 shared bytes (the
-hardware's encoding is its own), and remembers per thread which phase of each barrier it has seen
-complete, so that reading bytes a copy delivered through a barrier before waiting on it is named
-as a race (``observed``). Using a barrier before init, or init twice without inval, is an error.
+hardware's encoding is its own), and remembers per thread of the block which phase of each barrier it
+has seen complete, so that reading bytes a copy delivered through a barrier before waiting on it is named
+as a race (``has_seen``). Using a barrier before init, or init twice without inval, is an error.
 """
 from __future__ import annotations
 
@@ -37,16 +37,18 @@ class MBarrierError(Exception):
 class Barrier:
     count: int                 # arrivals per phase (init)
     pending: int               # arrivals still expected in this phase
+    seen: np.ndarray           # per thread of the block: phases it has seen complete
     tx: int = 0                # transaction bytes still expected (may be negative)
     phase: int = 0             # number of completed phases
-    index: int = 0             # column in MBarriers.observed
 
 
 class MBarriers:
-    def __init__(self, n_slots: int):
-        self.n_slots = n_slots
+    """The mbarriers of a batch of blocks. Keys are (block, address); threads are batch slots, and
+    slot s is thread s % slots_per_block of its block (a barrier is seen by its own block only)."""
+
+    def __init__(self, slots_per_block: int):
+        self.tp = slots_per_block
         self.bars: dict = {}
-        self.observed = np.zeros((n_slots, 0), np.int64)   # per thread, per barrier: phases seen complete
 
     def _get(self, key) -> Barrier:
         b = self.bars.get(key)
@@ -60,9 +62,7 @@ class MBarriers:
             raise MBarrierError(f"mbarrier.init with count {count}: the count must be 1 to {MAX_COUNT}")
         if key in self.bars:
             raise MBarrierError("mbarrier.init on a barrier that is already initialised (mbarrier.inval it first)")
-        col = self.observed.shape[1]
-        self.observed = np.concatenate([self.observed, np.zeros((self.n_slots, 1), np.int64)], axis=1)
-        self.bars[key] = Barrier(count=count, pending=count, index=col)
+        self.bars[key] = Barrier(count=count, pending=count, seen=np.zeros(self.tp, np.int64))
 
     def inval(self, key):
         self._get(key)
@@ -100,7 +100,7 @@ class MBarriers:
 
     def test(self, key, slots, token=None, parity=None) -> np.ndarray:
         """try_wait / test_wait for threads `slots`: True where the phase asked about has completed;
-        those threads have now seen it (``observed``)."""
+        those threads have now seen it (``has_seen``)."""
         b = self._get(key)
         slots = np.asarray(slots, np.int64)
         if parity is not None:
@@ -111,9 +111,7 @@ class MBarriers:
             tok = np.broadcast_to(np.asarray(token, np.int64), slots.shape)
             done = tok < b.phase
             seen = np.where(done, b.phase, 0)
-        col = self.observed[:, b.index]
-        np.maximum.at(col, slots, seen)
-        self.observed[:, b.index] = col
+        np.maximum.at(b.seen, slots % self.tp, seen)
         return done
 
     def phase_of(self, key) -> int:
@@ -124,7 +122,7 @@ class MBarriers:
         b = self.bars.get(key)
         if b is None:
             return np.ones(len(slots), np.bool_)
-        return self.observed[np.asarray(slots, np.int64), b.index] > phase
+        return b.seen[np.asarray(slots, np.int64) % self.tp] > phase
 
     def stuck(self) -> list:
         """(key, pending arrivals, tx bytes still expected) of every barrier in the middle of a phase."""

@@ -140,7 +140,7 @@ def test_box_layout_masks_elements_outside_the_tensor():
 
 
 def test_mbarrier_phases_arrivals_and_bytes():
-    bars = mbarrier.MBarriers(n_slots=4)
+    bars = mbarrier.MBarriers(slots_per_block=4)
     key = (0, 1040)
     bars.init(key, 4)
     assert bars.arrive(key, count=1, tx=256) == 0       # thread 0: arrive.expect_tx

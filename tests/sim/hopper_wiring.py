@@ -1,0 +1,42 @@
+"""Test helper (issue 19, until the new instructions are in the simulator's dispatch): run a kernel
+in the simulator with the closures of copy_ops, sync_ops, matrix_ops and param_ops installed.
+
+    with hopper_wiring.installed():
+        run = hopper_wiring.simulate(fn, grid, block, args, shared_mem=0)
+"""
+import contextlib
+
+from course_lib.sim import copy_ops, executor, instructions, matrix_ops, param_ops, sync_ops
+from course_lib.sim.memory import GlobalMemory
+
+
+@contextlib.contextmanager
+def installed():
+    saved = dict(instructions.BUILDERS)
+    instructions.BUILDERS.update({"cp": copy_ops.build, "mbarrier": sync_ops.build, "ldmatrix": matrix_ops.build,
+                                  "stmatrix": matrix_ops.build, "movmatrix": matrix_ops.build,
+                                  "mov": param_ops.mov(saved["mov"]), "cvta": param_ops.cvta(saved["cvta"])})
+    try:
+        yield
+    finally:
+        instructions.BUILDERS.clear()
+        instructions.BUILDERS.update(saved)
+
+
+def simulate(fn, grid, block, args, shared_mem=0, **options):
+    """Function.simulate with TensorMap arguments (sim.simulate's steps, arguments placed by param_ops)."""
+    from course_lib.sim import machine_plan
+    launch = fn.check_launch(grid, block, args, shared_mem)
+    memory = GlobalMemory()
+    params, offsets, write_back = param_ops.place_arguments(fn, launch.args, memory)
+    options.setdefault("echo", False)
+    program = executor.Program(fn.module.parsed, fn.kernel, grid=launch.grid, block=launch.block, params=params,
+                               param_offsets=offsets, globals_=memory, dynamic_shared=int(launch.shared_mem),
+                               source=fn.module.code, filename=fn.module.filename, **options)
+    program.fusion = machine_plan(fn)
+    run = program.run()
+    run.tma_counts = getattr(program, "tma_counts", {})
+    run.counters = program.counters
+    for dev, host in write_back:
+        dev.set(host)
+    return run
