@@ -139,6 +139,11 @@ class TensorMap:
         return Desc(int(address), dt.itemsize, dt.kind, self.dims, self.byte_strides, self.box_dims,
                     tuple(reversed(self.element_strides)), self.swizzle, self.fill == "nan")
 
+    def over(self, array) -> "TensorMap":
+        """The same box, swizzle and fill over another array of the same shape and type (a copy)."""
+        return TensorMap(array, self.box, swizzle=self.swizzle, fill=self.fill, l2_promotion=self.l2_promotion,
+                         element_strides=self.element_strides)
+
     def driver_args(self, address: int) -> dict:
         """What ``gpu.tensor_map.encode_tiled`` takes for this map with the tensor at device `address`."""
         return dict(dtype=np.dtype(self.array.dtype), address=int(address), dims=self.dims, strides=self.byte_strides,

@@ -242,3 +242,18 @@ def test_misuse_is_named():
     fn, grid, block, args, a, out = launch("tma_tile", np.float32, 96, 160)
     with pytest.raises(cl.ArgumentError, match="TensorMap"):
         hw.simulate(fn, grid, block, (out, a, 96, 160))
+
+
+@pytest.mark.parametrize("key", sorted(cl.transposes.HOPPER))
+def test_catalog_kernels_launch_as_the_transpose_wrapper_says(key):
+    """transposes.kernel(key): its config and its args (TensorMaps built over in and out) move every element."""
+    dtype = np.float16 if key == "ldsm" else np.float32
+    t = cl.transposes.kernel(key, dtype)
+    a = cl.transposes.random_matrix(96, 160, dtype)
+    out = cl.transposes.poisoned(t.out_shape(96, 160), dtype)
+    grid, block = t.config(96, 160)
+    hw.simulate(t.function, grid, block, t.args(out, a))
+    assert np.array_equal(out, t.expected(a))
+    if key.startswith("tma") or key == "ldsm":
+        with pytest.raises(cl.ArgumentError, match="16 bytes|multiple of 8"):
+            t.args(np.zeros((1030, 1000), dtype), np.zeros((1000, 1030), dtype))
