@@ -165,3 +165,39 @@ def parse(mods, operands, registers: dict) -> dict:
     if extra is not None:
         kind = "ignore" if extra.kind == "reg" and registers.get(extra.name) == "pred" else "src_size"
     return dict(level="cg" if "cg" in mods else "ca", extra=kind)
+
+
+@dataclass
+class AsyncRace:
+    """A thread touched shared memory an asynchronous copy was still writing: a cp.async before the
+    wait_group that covers it, or a TMA / bulk copy before the thread saw its mbarrier's phase
+    complete. Reported with the races (SimRun.races), at the copy's line and the access's line."""
+    copy: str                 # 'cp.async' | 'TMA' (bulk copies too)
+    lines: tuple              # (line of the copy, line of the access)
+    threads: tuple            # ((x, y, z) that issued the copy or None, (x, y, z) that touched the bytes)
+    block: tuple
+    op: str                   # 'reads' | 'writes'
+    count: int = 1
+    pcs: tuple = ()
+    scope: str = "block"
+    kind: str = "ASYNC"
+
+    @property
+    def severity(self):
+        return "error"
+
+    @property
+    def hint(self) -> str:
+        first, second = self.lines
+        if self.copy == "cp.async":
+            return (f"wait for the copy before using its destination: __pipeline_wait_prior(0) (cp.async.wait_group 0) "
+                    f"after line {first} and before line {second}, then __syncthreads() if other threads read it")
+        return (f"wait on the mbarrier the copy of line {first} completes (bar.wait(token), mbarrier.try_wait) before "
+                f"line {second}: the bytes land at an unknown time after the copy is issued")
+
+    def __str__(self):
+        first, second = self.lines
+        what = "the destination of" if self.op == "reads" else "bytes still being written by"
+        return (f"{self.copy} race (error): line {second} (thread {self.threads[1]}) {self.op} {what} the {self.copy} "
+                f"copy at line {first}, before waiting for it, block {self.block} — seen {self.count} time(s)\n"
+                f"  hint: {self.hint}")

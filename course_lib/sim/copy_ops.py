@@ -9,9 +9,9 @@ the in-flight cp.async copies (``b.async_copies``); per launch the TMA counters
 (``program.tma_counts``). Tensor maps are read from the kernel's parameters through
 ``param_ops.PARAM_WINDOW`` or from global memory.
 
-Not here yet (issue 19, phase 2): naming a read of a copy's destination before its wait as a race
-(async_copy.in_flight and mbarrier.has_seen give what is needed), and the completion of a cp.async
-as a write by its thread for the race detector.
+Bytes a TMA or bulk copy delivers are tagged with their mbarrier phase (copy_races), so that a
+thread reading them before it saw that phase complete is named; cp.async destinations are in
+flight in ``b.async_copies`` until their wait.
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from .access import _address_reader, raise_fault
 from .instructions import reader
 from .memory import Fault, check_alignment
 from .param_ops import PARAM_WINDOW
+from .copy_races import initialized, tag_tma, written
 from .sync_ops import barriers_of
 
 
@@ -59,17 +60,6 @@ def _state(b, name, make):
 
 def _copies(b):
     return _state(b, "async_copies", lambda: async_copy.AsyncCopies(b.shared.data.size, b.n))
-
-
-def _initialized(b, flat, width):
-    """Shared bytes a copy wrote count as written for the uninitialised-read check. (Who may read
-    them when is the mbarrier's or the wait's business, not the race detector's barrier epochs.)"""
-    if b.races is None:
-        return
-    rel = flat.astype(np.int64) % b.shared.data.shape[1]
-    blk = flat.astype(np.int64) // b.shared.data.shape[1]
-    entries = b.races.entries(rel, blk, width)
-    b.races.initialized[entries.reshape(-1)] = True
 
 
 def _count_tma(program, counts):
@@ -111,9 +101,9 @@ def build(ins, program):
             copies = _copies(b)
             if keep is None:
                 copies.commit(_slots(b, mask))
-            for _, _, _, dst, data in copies.wait(_slots(b, mask), 0 if keep is None else int(np.max(keep(b, mask)))):
+            for pc, _, slots, dst, data in copies.wait(_slots(b, mask), 0 if keep is None else int(np.max(keep(b, mask)))):
                 b.shared.data.reshape(-1)[dst[:, None] + np.arange(data.shape[1])] = data
-                _initialized(b, dst, data.shape[1])
+                written(b, pc, slots, dst, data)
         return run_wait
     if "mbarrier" in mods:
         return _unsupported(ins, "cp.async.mbarrier.arrive is not simulated yet")
@@ -217,8 +207,9 @@ def _tensor_load(ins, program):
             if inside.any():
                 data[inside] = _read_global(program, b, one, ins, gaddr[inside], d.itemsize)
             b.shared.data.reshape(-1)[flat[:, None] + np.arange(d.itemsize)] = data
-            _initialized(b, flat, d.itemsize)
+            initialized(b, flat, d.itemsize)
             key = (int(b.block_of[slot]), int(bars[i]))
+            tag_tma(b, flat, d.itemsize, key, ins.index)
             _complete(ins, barriers_of(b), key, d.box_bytes)
             _count_tma(program, tma.load_counts(d.box_bytes))
     return run
@@ -274,7 +265,8 @@ def _bulk_load(ins, program):
             if isinstance(flat, Fault):
                 raise_fault(program, b, one, ins, "shared", flat, False)
             b.shared.data.reshape(-1)[int(flat[0]):int(flat[0]) + n] = data
-            _initialized(b, int(flat[0]) + np.arange(0, n, 16), 16)
+            initialized(b, int(flat[0]) + np.arange(0, n, 16), 16)
+            tag_tma(b, int(flat[0]) + np.arange(0, n, 16), 16, (int(b.block_of[slot]), int(bars[i])), ins.index)
             _complete(ins, barriers_of(b), (int(b.block_of[slot]), int(bars[i])), n)
             _count_tma(program, tma.load_counts(n))
     return run

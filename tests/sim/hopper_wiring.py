@@ -6,7 +6,9 @@ in the simulator with the closures of copy_ops, sync_ops, matrix_ops and param_o
 """
 import contextlib
 
-from course_lib.sim import copy_ops, executor, instructions, matrix_ops, param_ops, sync_ops
+import numpy as np
+
+from course_lib.sim import access, copy_ops, copy_races, executor, instructions, matrix_ops, param_ops, sync_ops
 from course_lib.sim.memory import GlobalMemory
 
 
@@ -16,9 +18,20 @@ def installed():
     instructions.BUILDERS.update({"cp": copy_ops.build, "mbarrier": sync_ops.build, "ldmatrix": matrix_ops.build,
                                   "stmatrix": matrix_ops.build, "movmatrix": matrix_ops.build,
                                   "mov": param_ops.mov(saved["mov"]), "cvta": param_ops.cvta(saved["cvta"])})
+    plain = access.access
+
+    def checked(program, b, mask, ins, space, addr, width, vec, values):
+        if space == "shared" and ins.index >= 0:
+            slots = np.arange(b.n) if mask is None else np.flatnonzero(mask)
+            flat = b.shared.flat_offsets(addr, b.block_of[slots], width * vec)
+            if not hasattr(flat, "kind"):                # a Fault: the access itself will say so
+                copy_races.check_shared(program, b, mask, ins, flat, width * vec, values is None)
+        return plain(program, b, mask, ins, space, addr, width, vec, values)
+    access.access = checked
     try:
         yield
     finally:
+        access.access = plain
         instructions.BUILDERS.clear()
         instructions.BUILDERS.update(saved)
 

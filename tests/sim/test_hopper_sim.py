@@ -257,3 +257,64 @@ def test_catalog_kernels_launch_as_the_transpose_wrapper_says(key):
     if key.startswith("tma") or key == "ldsm":
         with pytest.raises(cl.ArgumentError, match="16 bytes|multiple of 8"):
             t.args(np.zeros((1030, 1000), dtype), np.zeros((1000, 1030), dtype))
+
+
+EARLY_CP = r'''
+#include <cuda_pipeline.h>
+__global__ void early(float* out, const float* in) {
+    __shared__ float s[256];
+    __pipeline_memcpy_async(&s[threadIdx.x], &in[threadIdx.x], sizeof(float));
+    __pipeline_commit();
+    float v = s[threadIdx.x];                 // before the wait
+    __pipeline_wait_prior(0);
+    out[threadIdx.x] = v + s[threadIdx.x];
+}
+'''
+EARLY_TMA = r'''
+#include <cuda.h>
+#include <cuda/barrier>
+using barrier = cuda::barrier<cuda::thread_scope_block>;
+namespace cde = cuda::device::experimental;
+__global__ void early_tma(float* out, const __grid_constant__ CUtensorMap map) {
+    __shared__ alignas(128) float tile[32][32];
+#pragma nv_diag_suppress static_var_with_dynamic_init
+    __shared__ barrier bar;
+    if (threadIdx.x == 0) { init(&bar, blockDim.x); cde::fence_proxy_async_shared_cta(); }
+    __syncthreads();
+    barrier::arrival_token token;
+    if (threadIdx.x == 0) {
+        cde::cp_async_bulk_tensor_2d_global_to_shared(&tile, &map, 0, 0, bar);
+        token = cuda::device::barrier_arrive_tx(bar, 1, sizeof(tile));
+    } else token = bar.arrive();
+    float early = tile[threadIdx.x][0];          // before bar.wait
+    bar.wait(std::move(token));
+    out[threadIdx.x] = early + tile[threadIdx.x][1];
+}
+'''
+NO_SYNC = r'''
+#include <cuda_pipeline.h>
+__global__ void no_sync(float* out, const float* in) {
+    __shared__ float s[256];
+    __pipeline_memcpy_async(&s[threadIdx.x], &in[threadIdx.x], sizeof(float));
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    out[threadIdx.x] = s[255 - threadIdx.x];      // another thread's copy, no __syncthreads
+}
+'''
+
+
+def test_reading_a_copy_before_its_wait_is_a_race_named_with_both_lines():
+    fn = cl.RawModule(code=EARLY_CP, filename="early.cu").get_function("early")
+    run = hw.simulate(fn, (1,), (256,), (np.zeros(256, np.float32), np.ones(256, np.float32)))
+    assert [(r.copy, r.lines, r.count) for r in run.races] == [("cp.async", (5, 7), 256)]
+    assert "__pipeline_wait_prior" in run.races[0].hint
+    fn = cl.RawModule(code=EARLY_TMA, filename="early_tma.cu").get_function("early_tma")
+    run = hw.simulate(fn, (1,), (32,), (np.zeros(32, np.float32), TensorMap(np.ones((32, 32), np.float32), box=(32, 32))))
+    assert [(r.copy, r.lines) for r in run.races] == [("TMA", (14, 17))]
+    assert "mbarrier" in str(run.races[0])
+
+
+def test_a_finished_cp_async_is_its_own_threads_write():
+    fn = cl.RawModule(code=NO_SYNC, filename="no_sync.cu").get_function("no_sync")
+    run = hw.simulate(fn, (1,), (256,), (np.zeros(256, np.float32), np.ones(256, np.float32)))
+    assert [(r.kind, r.lines) for r in run.races] == [("RAW", (5, 8))]
