@@ -58,11 +58,13 @@ NEW = {
     "async_tile": ("async_tile.cu", "async_tile<{T}, 32, 8, {STAGES}, {TILES}>", ""),
     "shuffle": ("shuffle.cu", "shuffle<{T}, {WARPS}>", ""),
     "ldsm": ("ldsm.cu", "ldsm<{T}, {THREADS}>", "b16"),
+    "band": ("band.cu", "band<{T}, {R}, {THREADS}>", ""),
 }
 DEFAULTS = {"tma_tile": dict(BOX_R=64, WARPS=4, SW=128),
             "tma_pipe": dict(BOX_R=64, WARPS=4, STAGES=2, ORDER=0, BPS=8),
             "tma_wide": dict(BOX_R=64, WARPS=4, NB=2, ORDER=0), "tma_out": dict(WARPS=4, NB=2), "tma_copy": dict(SW=128), "tma_both": dict(SW=128),
-            "async_tile": dict(STAGES=2, TILES=4), "shuffle": dict(WARPS=4), "ldsm": dict(THREADS=256)}
+            "async_tile": dict(STAGES=2, TILES=4), "shuffle": dict(WARPS=4), "ldsm": dict(THREADS=256),
+            "band": dict(R=8, THREADS=256)}
 
 
 def label(key, params):
@@ -83,6 +85,8 @@ def instance(key, dtype, params):
     """(file, template instance name) of kernel `key` for `dtype` and `params`."""
     path, template, _ = NEW[key]
     p = dict(DEFAULTS[key], **params)
+    if key == "band" and "R" not in params:            # a piece of R elements is 4, 8 or 16 bytes
+        p["R"] = {1: 8, 2: 8, 4: 4, 8: 2}[np.dtype(dtype).itemsize]
     return HERE.parent / "kernels" / path, template.format(T=source.C_NAME[np.dtype(dtype)], **p)
 
 
@@ -105,6 +109,8 @@ def prepare(variants):
 def launcher(key, dtype, **params):
     """fn(out, a) -> None: launches kernel `key` on CuPy arrays (in a: rows x cols)."""
     p = dict(DEFAULTS[key], **params)
+    if key == "band" and "R" not in params:
+        p["R"] = {1: 8, 2: 8, 4: 4, 8: 2}[np.dtype(dtype).itemsize]
     path, name = instance(key, dtype, params)
     fn = _wanted.get((str(path), name)) or functions(path, [name])[name]
     s = np.dtype(dtype).itemsize
@@ -140,6 +146,8 @@ def launcher(key, dtype, **params):
             fn((-(-cols // 32), -(-rows // (32 * p["WARPS"]))), (32, p["WARPS"]), (out, a, r, c))
         elif key == "ldsm":
             fn((-(-cols // 64), -(-rows // 64)), (p["THREADS"],), (out, a, r, c))
+        elif key == "band":
+            fn((-(-rows // p["R"]),), (p["THREADS"],), (out, a, r, c), shared_mem=p["R"] * cols * s)
 
     def maps_for(out, a):
         """The tensor maps a launch on (out, a) needs, built once (timing loops reuse them)."""

@@ -70,15 +70,16 @@ class AsyncCopies:
     def commit(self, slots):
         self.open_group[np.asarray(slots, np.int64)] += 1
 
-    def wait(self, slots, keep: int):
-        """Complete the copies of threads `slots` in all but their newest `keep` committed groups;
-        returns [(pc, line, slots, dst_flat, data)] to write now, in issue order."""
+    def wait(self, slots, keep: int, committed_only: bool = True):
+        """Complete the copies of threads `slots` in all but their newest `keep` committed groups (or,
+        ``committed_only=False``, every copy they issued: cp.async.mbarrier.arrive); returns
+        [(pc, line, slots, dst_flat, data)] to write now, in issue order."""
         slots = np.asarray(slots, np.int64)
         waiting = np.zeros(self.open_group.shape, np.bool_)
         waiting[slots] = True
         done, left = [], []
         for c in self.copies:
-            finish = waiting[c.slots] & (c.groups < self.open_group[c.slots] - keep)
+            finish = waiting[c.slots] & ((c.groups < self.open_group[c.slots] - keep) | (not committed_only))
             if finish.any():
                 done.append((c.pc, c.line, c.slots[finish], c.dst[finish], c.data[finish]))
                 size = c.data.shape[1]

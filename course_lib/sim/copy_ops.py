@@ -26,7 +26,7 @@ from .instructions import reader
 from .memory import Fault, check_alignment
 from .param_ops import PARAM_WINDOW
 from .copy_races import initialized, tag_tma, written
-from .sync_ops import barriers_of
+from .sync_ops import barriers_of, phase_completed
 
 
 def _slots(b, mask):
@@ -106,8 +106,33 @@ def build(ins, program):
                 written(b, pc, slots, dst, data)
         return run_wait
     if "mbarrier" in mods:
-        return _unsupported(ins, "cp.async.mbarrier.arrive is not simulated yet")
+        return _copies_arrive(ins, program)
     return _cp_async(ins, program)
+
+
+def _copies_arrive(ins, program):
+    """cp.async.mbarrier.arrive{.noinc}.shared.b64 [mbar]: an arrival once this thread's earlier
+    cp.async copies are done. The simulator completes them here; without .noinc the arrival is on
+    top of the expected count (the thread still arrives itself), with .noinc it is one of them."""
+    bar_r = _address_reader(ins.operands[0], program)
+    noinc = "noinc" in ins.mods
+
+    def run(b, mask):
+        slots = _slots(b, mask)
+        for pc, _, done_slots, dst, data in _copies(b).wait(slots, 0, committed_only=False):
+            b.shared.data.reshape(-1)[dst[:, None] + np.arange(data.shape[1])] = data
+            written(b, pc, done_slots, dst, data)
+        if noinc:
+            bars, addr = barriers_of(b), bar_r(b, mask)
+            for blk, a in zip(b.block_of[slots].tolist(), np.asarray(addr).astype(np.int64).tolist()):
+                key = (blk, a)
+                before = bars.phase_of(key)
+                try:
+                    bars.arrive(key)
+                except mbarrier.MBarrierError as exc:
+                    raise BarrierError(str(exc), line=ins.line or None) from None
+                phase_completed(b, key, before)
+    return run
 
 
 def _cp_async(ins, program):
@@ -210,7 +235,7 @@ def _tensor_load(ins, program):
             initialized(b, flat, d.itemsize)
             key = (int(b.block_of[slot]), int(bars[i]))
             tag_tma(b, flat, d.itemsize, key, ins.index)
-            _complete(ins, barriers_of(b), key, d.box_bytes)
+            _complete(ins, b, key, d.box_bytes)
             _count_tma(program, tma.load_counts(d.box_bytes))
     return run
 
@@ -267,13 +292,16 @@ def _bulk_load(ins, program):
             b.shared.data.reshape(-1)[int(flat[0]):int(flat[0]) + n] = data
             initialized(b, int(flat[0]) + np.arange(0, n, 16), 16)
             tag_tma(b, int(flat[0]) + np.arange(0, n, 16), 16, (int(b.block_of[slot]), int(bars[i])), ins.index)
-            _complete(ins, barriers_of(b), (int(b.block_of[slot]), int(bars[i])), n)
+            _complete(ins, b, (int(b.block_of[slot]), int(bars[i])), n)
             _count_tma(program, tma.load_counts(n))
     return run
 
 
-def _complete(ins, bars, key, nbytes):
+def _complete(ins, b, key, nbytes):
+    bars = barriers_of(b)
     try:
+        before = bars.phase_of(key)
         bars.complete_tx(key, nbytes)
     except mbarrier.MBarrierError as exc:
         raise BarrierError(str(exc), line=ins.line or None) from None
+    phase_completed(b, key, before)

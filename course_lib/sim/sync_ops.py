@@ -31,6 +31,22 @@ def barriers_of(b) -> mbarrier.MBarriers:
     return bars
 
 
+def phase_completed(b, key, before: int):
+    """A phase of barrier `key` completed since phase number `before`. When its arrival count is the
+    whole block, every thread's accesses before arriving are ordered before every access after a
+    successful wait, like a __syncthreads(): the race detector starts a new epoch for the block.
+    (Accesses a thread makes between its arrive and its wait are not told apart: an approximation.)"""
+    bars = barriers_of(b)
+    bar = bars.bars.get(key)
+    if bar is None or bar.phase <= before or b.races is None:
+        return
+    block = key[0]
+    live = int(b.alive.reshape(b.nblocks, b.tp)[block].sum()) if b.exit_pc is None else \
+        int((b.exit_pc.reshape(b.nblocks, b.tp)[block] < 0).sum() + 0)
+    if bar.count >= max(live, 1):
+        b.races.barrier(np.array([block]))
+
+
 def _slots(b, mask):
     return np.arange(b.n) if mask is None else np.flatnonzero(mask)
 
@@ -100,7 +116,9 @@ def _arrive(ins, program, kind):
             count = len(pos) if kind == "arrive_expect_tx" or value is None else int(value[pos].sum())
             if kind == "arrive_drop":
                 bars.bars[key].count -= count if key in bars.bars else 0
+            before = bars.phase_of(key)
             tokens[pos] = bars.token_bits(bars.arrive(key, count=count, tx=tx))
+            phase_completed(b, key, before)
         if state_w is not None:
             state_w(b, mask, tokens)
     return run
@@ -114,7 +132,9 @@ def _expect_tx(ins, program, kind):
         slots = _slots(b, mask)
         tx = np.broadcast_to(np.asarray(tx_r(b, mask)).astype(np.int64), slots.shape)
         for key, pos in _groups(b, slots, addr_r(b, mask)).items():
+            before = barriers_of(b).phase_of(key)
             (barriers_of(b).expect_tx if kind == "expect_tx" else barriers_of(b).complete_tx)(key, int(tx[pos].sum()))
+            phase_completed(b, key, before)
     return run
 
 

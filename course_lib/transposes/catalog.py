@@ -36,7 +36,8 @@ class Spec:
     bench: bool = True                 # worth timing at benchmark sizes
     maps: Callable | None = None       # params, dtype -> dict(inp=box, out=box or None, swizzle=...):
                                        # the kernel takes TMA tensor maps, (out or out_map, in_map, rows, cols)
-    shapes: Callable | None = None     # rows, cols, dtype -> why this kernel cannot move that matrix, or None
+    shapes: Callable | None = None     # params, rows, cols, dtype -> why it cannot move that matrix, or None
+    shared: Callable | None = None     # params, dtype, rows, cols -> bytes of dynamic shared memory per block
 
 
 SPECS: dict[str, Spec] = {}
@@ -225,7 +226,7 @@ def _cdiv(a, b):
     return -(-a // b)
 
 
-def _pitches(rows, cols, dtype):
+def _pitches(p, rows, cols, dtype):
     """The TMA reads rows of `in` and (through a map or 16-byte stores) writes rows of `out`: both
     pitches must be multiples of 16 bytes."""
     s = dtype.itemsize
@@ -269,5 +270,20 @@ _hopper(Spec("shuffle", "A 32x32 tile per warp, turned around in registers by __
               defaults=dict(WARPS=4), lesson="12"))
 _hopper(Spec("ldsm", "16-bit 8x8 blocks moved by ldmatrix.trans + stmatrix", "ldsm.cu", "ldsm<{T}, {THREADS}>",
               tile=lambda p: (64, 64), block=lambda p: (p["THREADS"], 1), defaults=dict(THREADS=256), itemsizes=(2,),
-              lesson="12", shapes=lambda r, c, d: None if r % 8 == 0 and c % 8 == 0 else
+              lesson="12", shapes=lambda p, r, c, d: None if r % 8 == 0 and c % 8 == 0 else
               f"ldsm moves whole 16-byte rows of 8 elements: {r}x{c} is not a multiple of 8 both ways"))
+
+
+def _band_shapes(p, rows, cols, dtype):
+    need = p["R"] * cols * dtype.itemsize
+    return None if need <= 227 * 1024 else (f"band keeps {p['R']} whole rows in shared memory: {need} bytes for rows "
+                                            f"of {cols} elements, more than the 227 KiB a block can have")
+
+
+_hopper(Spec("band", "R whole rows per block, one bulk copy (cp.async.bulk), pieces of R elements out", "band.cu",
+             "band<{T}, {R}, {THREADS}>", tile=lambda p: (1, p["R"]), block=lambda p: (p["THREADS"], 1),
+             defaults=dict(R=8, THREADS=256), lesson="12",
+             dtype_defaults=lambda d: {4: dict(R=4), 8: dict(R=2)}.get(d.itemsize, {}),
+             check=lambda p, d: None if p["R"] * d.itemsize in (4, 8, 16) else "R * sizeof(T) must be 4, 8 or 16 bytes",
+             grid=lambda p, rows, cols: (_cdiv(rows, p["R"]), 1),
+             shapes=_band_shapes, shared=lambda p, d, rows, cols: p["R"] * cols * d.itemsize))

@@ -110,7 +110,8 @@ class Transpose:
         """(out, inp, rows, cols); for a TMA kernel (spec.maps) TensorMaps over inp (and out): the
         TensorMap refuses, with a hint, rows whose pitch is not a multiple of 16 bytes."""
         rows, cols = inp.shape
-        why = self.spec.shapes(rows, cols, np.dtype(inp.dtype)) if self.spec is not None and self.spec.shapes else None
+        why = self.spec.shapes(self.params, rows, cols, np.dtype(inp.dtype)) if self.spec is not None and self.spec.shapes \
+            else None
         if why:
             raise ArgumentError(f"{self.label}: {why}", hint="pick another kernel for this shape (transposes.SPECS)")
         if self.spec is not None and self.spec.maps is not None:
@@ -120,11 +121,18 @@ class Transpose:
                 out = TensorMap(out, box=m["out"], swizzle=m["swizzle"])
         return (out, inp, np.int32(rows), np.int32(cols))
 
+    def shared_mem(self, rows, cols) -> int:
+        """Bytes of dynamic shared memory a launch over rows x cols needs (0 for most kernels)."""
+        if self.spec is None or self.spec.shared is None:
+            return 0
+        return int(self.spec.shared(self.params, self.dtype, rows, cols))
+
     def simulate(self, inp: np.ndarray, out: np.ndarray | None = None, **options):
         """Run in the simulator; returns (out, SimRun)."""
         if out is None:
             out = poisoned(self.out_shape(*inp.shape), inp.dtype)
         grid, block = self.config(*inp.shape)
+        options.setdefault("shared_mem", self.shared_mem(*inp.shape))
         return out, self.function.simulate(grid, block, self.args(out, inp), **options)
 
     def run(self, inp, out=None):
@@ -133,13 +141,14 @@ class Transpose:
             xp = np if isinstance(inp, np.ndarray) else __import__("cupy")
             out = xp.empty(self.out_shape(*inp.shape), inp.dtype)
         grid, block = self.config(*inp.shape)
-        self.function(grid, block, self.args(out, inp))
+        self.function(grid, block, self.args(out, inp), shared_mem=self.shared_mem(*inp.shape))
         return out
 
     def time(self, inp_dev, out_dev, **kw) -> float:
         from ..gpu import time_launch
         grid, block = self.config(*inp_dev.shape)
-        return time_launch(self.function, grid, block, self.args(out_dev, inp_dev), inputs=[1], **kw)
+        return time_launch(self.function, grid, block, self.args(out_dev, inp_dev), self.shared_mem(*inp_dev.shape),
+                           inputs=[1], **kw)
 
 
 def kernel(key: str, dtype=np.float32, **params) -> Transpose:

@@ -252,7 +252,7 @@ def test_catalog_kernels_launch_as_the_transpose_wrapper_says(key):
     a = cl.transposes.random_matrix(96, 160, dtype)
     out = cl.transposes.poisoned(t.out_shape(96, 160), dtype)
     grid, block = t.config(96, 160)
-    hw.simulate(t.function, grid, block, t.args(out, a))
+    hw.simulate(t.function, grid, block, t.args(out, a), shared_mem=t.shared_mem(96, 160))
     assert np.array_equal(out, t.expected(a))
     if key.startswith("tma") or key == "ldsm":
         with pytest.raises(cl.ArgumentError, match="16 bytes|multiple of 8"):
@@ -318,3 +318,18 @@ def test_a_finished_cp_async_is_its_own_threads_write():
     fn = cl.RawModule(code=NO_SYNC, filename="no_sync.cu").get_function("no_sync")
     run = hw.simulate(fn, (1,), (256,), (np.zeros(256, np.float32), np.ones(256, np.float32)))
     assert [(r.kind, r.lines) for r in run.races] == [("RAW", (5, 8))]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.float64])
+def test_band_moves_whole_bands_and_partial_ones(dtype):
+    """One bulk copy per band of whole rows where the band is whole 16-byte chunks, the fallback copy
+    (cp.async, or element copies) where it is not, and pieces stored as one vector where out's rows allow."""
+    t = cl.transposes.kernel("band", dtype)
+    for rows, cols in ((96, 130), (37, 50), (1, 300), (300, 1)):
+        a = cl.transposes.random_matrix(rows, cols, dtype)
+        out = cl.transposes.poisoned(t.out_shape(rows, cols), dtype)
+        grid, block = t.config(rows, cols)
+        run = hw.simulate(t.function, grid, block, t.args(out, a), shared_mem=t.shared_mem(rows, cols))
+        assert np.array_equal(out, t.expected(a)), (rows, cols)
+        assert not run.races
+    assert run.tma_counts or rows == 300          # the last shape: 1-element rows, no whole chunks
