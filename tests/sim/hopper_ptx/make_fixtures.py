@@ -34,6 +34,7 @@ FIXTURES = {
                       "async_tile<double, 32, 8, 3, 4>", "async_tile<unsigned short, 32, 8, 1, 4>"],
     "shuffle.cu": ["shuffle<float, 4>", "shuffle<double, 4>", "shuffle<unsigned char, 4>"],
     "ldsm.cu": ["ldsm<unsigned short, 256>"],
+    "band.cu": ["band<unsigned char, 8, 256>", "band<float, 4, 256>"],
     "hopper_probe.cu": [f"probe_cpasync<{s}, {cg}>" for s, cg in ((4, "false"), (8, "false"), (16, "false"), (16, "true"))]
                        + [f"probe_{k}<{x}, {t}>" for k in ("ldsm", "stsm") for x in (1, 2, 4) for t in ("false", "true")]
                        + ["probe_tma<2048, true>", "probe_tma<4096, false>"],

@@ -87,7 +87,8 @@ __global__ void __launch_bounds__(WARPS * 32) tma_wide(T* __restrict__ out, cons
     bar.wait(std::move(token));
 #pragma unroll
     for (int k = 0; k < NB; ++k)
-        transpose_box<T, BOX_R, WARPS, 128>(out, tile[k], rows, cols, r0, c0 + k * BOX_C);
+        if (c0 + k * BOX_C < cols)                 // a box past the last column was not loaded
+            transpose_box<T, BOX_R, WARPS, 128>(out, tile[k], rows, cols, r0, c0 + k * BOX_C);
 }
 
 // Box `a` (B rows of 128 bytes, swizzled) turned around into box `t` (likewise): work item i of 64.
