@@ -8,7 +8,8 @@ import contextlib
 
 import numpy as np
 
-from course_lib.sim import access, copy_ops, copy_races, executor, instructions, matrix_ops, param_ops, sync_ops
+from course_lib.sim import (access, async_result, copy_ops, copy_races, executor, instructions, matrix_ops, param_ops,
+                            result, sync_ops)
 from course_lib.sim.memory import GlobalMemory
 
 
@@ -48,7 +49,13 @@ def simulate(fn, grid, block, args, shared_mem=0, **options):
                                source=fn.module.code, filename=fn.module.filename, **options)
     program.fusion = machine_plan(fn)
     run = program.run()
-    run.tma_counts = getattr(program, "tma_counts", {})
+    # what result.SimRun will do once the dispatch runs these instructions (issue 19, phase 2)
+    run.instructions += async_result.rows(program)
+    run.metrics = {**result._totals(run.instructions), **async_result.extra_metrics(program)}
+    run.by_line = {line: result._totals([r for r in run.instructions if r["line"] == line])
+                   for line in sorted({r["line"] for r in run.instructions})}
+    run.warnings += async_result.notes(program)
+    run.tma_counts = async_result.extra_metrics(program)
     run.counters = program.counters
     for dev, host in write_back:
         dev.set(host)

@@ -116,6 +116,8 @@ def _every_element(key, params, dtypes, shapes):
             want = a if key == "tma_copy" else a.T
             assert np.array_equal(out.view(np.uint8), np.ascontiguousarray(want).view(np.uint8)), (np.dtype(dtype), rows, cols)
             assert not run.races and not [w for w in run.warnings if w.kind == "uninitialized"]
+            if key.startswith("tma"):
+                assert [w.kind for w in run.warnings if w.kind == "tma"] == ["tma"]
             done += 1
     return done
 
@@ -132,15 +134,6 @@ def test_new_kernels_move_every_element_of_every_dtype_and_shape(key, params):
     assert _every_element(key, params, DTYPES, ((96, 160), (100, 130), (1, 4097), (208, 272))) >= 2
 
 
-def _totals(run, kernel):
-    c = run.counters
-    ld = np.array([i.opcode in ("ld", "ldu", "cp", "ldmatrix") for i in kernel.instructions])
-    st = np.array([i.opcode in ("st", "stmatrix") for i in kernel.instructions])
-    return [int(c.global_requests[ld].sum()), int(c.global_requests[st].sum()), int(c.sectors[ld].sum()),
-            int(c.sectors[st].sum()), int(c.wavefronts[ld].sum()), int(c.wavefronts[st].sum()),
-            int(c.conflicts[ld].sum()), int(c.conflicts[st].sum())]
-
-
 def _kernel_records():
     return [r for r in json.loads(RUN2.read_text())["all"]["records"] if len(r["label"].split()) == 4
             and r["label"].split()[0] in hc.NEW]
@@ -155,7 +148,7 @@ def test_new_kernels_count_what_the_h100_counted():
         key, dt, rows, cols = r["label"].split()
         fn, grid, block, args, _, _ = launch(key, dt, int(rows), int(cols))
         run = hw.simulate(fn, grid, block, args, check_races=False)
-        sim, ncu = _totals(run, fn.kernel), [int(r["ncu"].get(m, 0)) for m in METRICS]
+        sim, ncu = [run.metrics[m] for m in METRICS], [int(r["ncu"].get(m, 0)) for m in METRICS]
         if sim != ncu:
             wrong.append((r["label"], sim, ncu))
     assert len(records) == 37 and not wrong, wrong
@@ -168,7 +161,7 @@ def test_four_new_kernels_count_what_the_h100_counted():
         key, dt, rows, cols = r["label"].split()
         fn, grid, block, args, _, _ = launch(key, dt, int(rows), int(cols))
         run = hw.simulate(fn, grid, block, args, check_races=False)
-        assert _totals(run, fn.kernel) == [int(r["ncu"].get(m, 0)) for m in METRICS], r["label"]
+        assert [run.metrics[m] for m in METRICS] == [int(r["ncu"].get(m, 0)) for m in METRICS], r["label"]
 
 
 def test_tma_counters_of_whole_kernels():
