@@ -92,7 +92,9 @@ def semantics(out_path):
     res["bulk 4096"] = bool(cp.array_equal(out_b, g[:4096]))
     save()
     for i, case in enumerate(TMA_CASES):
-        key = "tma {} {}x{} box={} sw={} at=({},{}) nan={}".format(*case)
+        key = "tma {} {}x{} box={} sw={} at=({},{}) nan={}".format(*case[:8])
+        if len(case) > 8:
+            key += " store_at=({},{})".format(*case[8])
         proc = subprocess.run([sys.executable, __file__, "--tma-case", str(i)], capture_output=True, text=True)
         try:
             res[key] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -112,6 +114,11 @@ def _tma_cases():
             for c0, r0 in ((0, 0), (cols - box[0] // 2, rows - 5), (-box[0] // 2, -3)):
                 for nan in ((False, True) if dtype == "float32" and sw == 128 else (False,)):
                     cases.append((dtype, rows, cols, box, sw, c0, r0, nan))
+    # run 2: the boxes at negative coordinates stopped the GPU; which half, the load or the store?
+    cases.append(("float32", 40, 24, (32, 16), 128, -16, -3, False, (0, 0)))
+    cases.append(("float32", 40, 24, (32, 16), 128, 0, 0, False, (-16, -3)))
+    cases.append(("float32", 40, 24, (16, 32), 0, -8, 0, False, (0, 0)))
+    cases.append(("float32", 40, 24, (16, 32), 0, 0, -3, False, (0, 0)))
     return cases
 
 
@@ -122,13 +129,15 @@ def tma_case(i):
     """One TMA box (TMA_CASES[i]): its raw shared bytes, and what a TMA store of it back at the
     same place writes into a zero matrix (clipped at the edges). Prints one JSON line."""
     import cupy as cp
-    dtype, rows, cols, box, sw, c0, r0, nan = TMA_CASES[i]
+    dtype, rows, cols, box, sw, c0, r0, nan = TMA_CASES[i][:8]
+    sc0, sr0 = TMA_CASES[i][8] if len(TMA_CASES[i]) > 8 else (c0, r0)
     f = fns()
     a = (cp.arange(rows * cols, dtype=np.uint32) % 251 + 1).astype(dtype).reshape(rows, cols)
     m = hc.map_of(a, box, sw, nan_fill=nan)
     out = cp.full(2048, 0xEE, np.uint8)
     st = cp.zeros_like(a)
-    f["probe_tma<2048, true>"]((1,), (128,), (m, hc.map_of(st, box, sw), out, np.int32(c0), np.int32(r0), np.int32(1)))
+    f["probe_tma<2048, true>"]((1,), (128,), (m, hc.map_of(st, box, sw), out, np.int32(c0), np.int32(r0), np.int32(1),
+                                              np.int32(sc0), np.int32(sr0)))
     cp.cuda.runtime.deviceSynchronize()
     print(json.dumps(dict(smem=cp.asnumpy(out).tolist(), stored=cp.asnumpy(st.view(np.uint8)).tolist())))
 
@@ -179,7 +188,8 @@ def _args(spec, bufs):
         a = bufs["f32"]
         sw, outside = spec[1], spec[2]
         m = hc.map_of(a, (32, 32), sw)
-        return (m, hc.map_of(bufs["f32_out"], (32, 32), sw), bufs["o8"], np.int32(outside), np.int32(0), np.int32(0))
+        return (m, hc.map_of(bufs["f32_out"], (32, 32), sw), bufs["o8"], np.int32(outside), np.int32(0), np.int32(0),
+                np.int32(outside), np.int32(0))
     return tuple(bufs[x] if isinstance(x, str) else np.int32(x) for x in spec)
 
 
@@ -187,7 +197,7 @@ def kernel_cases():
     """The new course kernels at small shapes (the replay's transposes)."""
     cases = []
     for key, shapes in (("tma_tile", [(96, 160), (208, 272)]), ("tma_pipe", [(96, 160), (208, 272)]),
-                        ("tma_wide", [(208, 272)]), ("tma_out", [(96, 160), (208, 272)]),
+                        ("tma_wide", [(208, 272)]), ("tma_out", [(96, 160), (208, 272)]), ("band", [(100, 130), (96, 160)]),
                         ("tma_copy", [(96, 160)]), ("tma_both", [(96, 160)]),
                         ("async_tile", [(100, 130), (96, 160)]), ("shuffle", [(100, 130)]), ("ldsm", [(96, 160)])):
         for dtype in (np.float32, np.float64, np.float16, np.uint8):
@@ -205,6 +215,7 @@ FEW = ("cpasync16cg src_stride=16 dst_stride=16 active=32 src_size=16 warps=1",
        "tma load+store 32x32 f32 sw=128", "tma load 32x32 f32 sw=128 half outside", "bulk 4096", "mbarrier x4 rounds",
        "tma_tile float32 96 160", "async_tile float32 100 130", "ldsm float16 96 160", "tma_both float32 96 160",
        "tma load+store 32x32 f32 sw=128 half outside", "tma load 32x32 f32 sw=128 outside", "tma_pipe float32 208 272",
+       "tma_out float32 208 272", "band uint8 100 130", "band float32 100 130",
        "cpasync16cg src_stride=16 dst_stride=16 active=32 src_size=9 warps=1",
        "cpasync4ca src_stride=4 dst_stride=4 active=32 src_size=1 warps=1")
 
@@ -314,6 +325,16 @@ def main():
         return worker(few="--worker-few" in sys.argv)
     if sys.argv[1] == "--tma-case":
         return tma_case(int(sys.argv[2]))
+    if sys.argv[1] == "negative":                    # python hopper_probe.py negative OUT.json
+        res = {}
+        for i, case in enumerate(TMA_CASES):
+            if len(case) > 8:
+                proc = subprocess.run([sys.executable, __file__, "--tma-case", str(i)], capture_output=True, text=True)
+                ok = proc.returncode == 0 and proc.stdout.strip()
+                res[str(case)] = json.loads(proc.stdout.strip().splitlines()[-1]) if ok else dict(error=proc.stderr[-600:])
+                print(case, "ok" if ok else "error", flush=True)
+        open(sys.argv[2], "w").write(json.dumps(res))
+        return None
     what, out = sys.argv[1], sys.argv[2]
     if what == "semantics":
         semantics(out)

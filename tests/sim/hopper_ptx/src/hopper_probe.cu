@@ -119,10 +119,10 @@ __global__ void probe_movmatrix(unsigned* out)
 }
 
 // A TMA load of one box at (c0, r0) (may reach outside the matrix), then (dump) the raw shared
-// bytes; then, STORE: the same box back to `store_map` at (c0, r0), clipped by the TMA.
+// bytes; then, STORE: the same box to `store_map` at (sc0, sr0), clipped by the TMA.
 template <int BOX_BYTES, bool STORE>
 __global__ void probe_tma(const __grid_constant__ CUtensorMap map, const __grid_constant__ CUtensorMap store_map,
-                          unsigned char* out, int c0, int r0, int dump)
+                          unsigned char* out, int c0, int r0, int dump, int sc0, int sr0)
 {
     __shared__ alignas(1024) unsigned char box[BOX_BYTES];
 #pragma nv_diag_suppress static_var_with_dynamic_init
@@ -143,7 +143,7 @@ __global__ void probe_tma(const __grid_constant__ CUtensorMap map, const __grid_
     if (dump)
         for (int i = threadIdx.x; i < BOX_BYTES; i += blockDim.x) out[i] = box[i];
     if (STORE && threadIdx.x == 0) {
-        tma::cp_async_bulk_tensor_2d_shared_to_global(&store_map, c0, r0, box);
+        tma::cp_async_bulk_tensor_2d_shared_to_global(&store_map, sc0, sr0, box);
         tma::cp_async_bulk_commit_group();
         tma::cp_async_bulk_wait_group_read<0>();
     }
