@@ -1,7 +1,8 @@
 """The new kernels of issue 19 on a GPU: bit-exact checks, then timings beside the course's best.
 
     python benchmarks/hopper_bench.py check              # every new kernel x dtype x shape, poisoned output
-    python benchmarks/hopper_bench.py time OUT.json [--quick] [--tma]   # --tma: TMA kernels, aligned shapes
+    python benchmarks/hopper_bench.py time OUT.json [--quick] [--tma | --band]
+                                      # --tma: TMA kernels, aligned shapes; --band: band variants, 1000x1030 and 8191x8193
     python benchmarks/hopper_bench.py sanitize           # each new kernel once, 96x160 (under compute-sanitizer)
 
 Timings use the course's timer (course_lib.gpu.time_callable: inputs rotated through 3 x L2 of
@@ -36,10 +37,13 @@ def variants(dtype, which="all"):
     wides = [("tma_wide", dict(NB=2, ORDER=o)) for o in (0, 1)] + [("tma_wide", dict(BOX_R=128, WARPS=8, NB=2))]
     if which == "tma":
         return [("tma_tile", {}), ("tma_tile", dict(BOX_R=128)), ("tma_copy", {})] + pipes[:2] + outs + wides
+    if which == "band":
+        rs = {1: (8, 16), 2: (4, 8), 4: (2, 4), 8: (1, 2)}[s]
+        return [("band", dict(R=r, THREADS=t)) for r in rs for t in (128, 256, 512)]
     out = [("tma_tile", dict(BOX_R=r, WARPS=w)) for r, w in ((64, 4), (128, 4), (128, 8), (256, 8))] + pipes + outs + wides
     out += [("tma_tile", dict(SW=0)), ("tma_copy", {}), ("tma_both", {})]
     out += [("async_tile", dict(STAGES=st, TILES=4)) for st in (1, 2, 3)]
-    out += [("shuffle", {})] + ([("ldsm", {})] if s == 2 else [])
+    out += [("shuffle", {}), ("band", {})] + ([("ldsm", {})] if s == 2 else [])
     return out
 
 
@@ -98,7 +102,7 @@ def time_case(rows, cols, dtype, quick, which="all"):
         t = gpu.time_callable(calls, repeat=10 if quick else 20)
         res.append(dict(name=hc.label(key, params), ratio=2 * nbytes / t / copy_bw, us=t * 1e6))
     extra = [("vec_out", dict(TILE=t, BLOCK_ROWS=b)) for t, b in ((32, 2), (32, 8), (64, 8), (64, 16))] \
-        if (rows, cols) == (1000, 1030) and dt.itemsize <= 2 else []
+        if (rows, cols) == (1000, 1030) and dt.itemsize <= 2 and which == "all" else []
     for key, params in [(k, {}) for k in COURSE] + extra:
         try:
             k = transposes.kernel(key, dt, **params)
@@ -108,7 +112,7 @@ def time_case(rows, cols, dtype, quick, which="all"):
         t = k.time(a, out, repeat=10 if quick else 20)
         name = key + "".join(f" {p}={v}" for p, v in params.items())
         res.append(dict(name=name, ratio=2 * nbytes / t / copy_bw, us=t * 1e6, course=not params))
-    if (rows, cols) == (1000, 1030) and which == "all":
+    if (rows, cols) == (1000, 1030) and which in ("all", "band"):
         import transpose as tr
         for name, make in tr.peers(dt, False):
             try:
@@ -140,8 +144,8 @@ def main():
             print(key, np.dtype(dtype).name, "ran", flush=True)
         return
     out_path, quick = sys.argv[2], "--quick" in sys.argv
-    which = "tma" if "--tma" in sys.argv else "all"
-    shapes = TMA_SHAPES if which == "tma" else SHAPES
+    which = "tma" if "--tma" in sys.argv else "band" if "--band" in sys.argv else "all"
+    shapes = TMA_SHAPES if which == "tma" else [(1000, 1030), (8191, 8193)] if which == "band" else SHAPES
     prepare_all(which)
     cases, t0 = [], time.time()
     for rows, cols in shapes:

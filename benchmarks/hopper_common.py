@@ -87,6 +87,8 @@ def instance(key, dtype, params):
     p = dict(DEFAULTS[key], **params)
     if key == "band" and "R" not in params:            # a piece of R elements is 4, 8 or 16 bytes
         p["R"] = {1: 8, 2: 8, 4: 4, 8: 2}[np.dtype(dtype).itemsize]
+    if key == "tma_out" and "NB" not in params and np.dtype(dtype).itemsize == 1:
+        p["NB"] = 1                                    # two 16 KiB boxes of bytes already fill 32 of 48 KiB
     return HERE.parent / "kernels" / path, template.format(T=source.C_NAME[np.dtype(dtype)], **p)
 
 
@@ -111,6 +113,8 @@ def launcher(key, dtype, **params):
     p = dict(DEFAULTS[key], **params)
     if key == "band" and "R" not in params:
         p["R"] = {1: 8, 2: 8, 4: 4, 8: 2}[np.dtype(dtype).itemsize]
+    if key == "tma_out" and "NB" not in params and np.dtype(dtype).itemsize == 1:
+        p["NB"] = 1
     path, name = instance(key, dtype, params)
     fn = _wanted.get((str(path), name)) or functions(path, [name])[name]
     s = np.dtype(dtype).itemsize
@@ -147,7 +151,11 @@ def launcher(key, dtype, **params):
         elif key == "ldsm":
             fn((-(-cols // 64), -(-rows // 64)), (p["THREADS"],), (out, a, r, c))
         elif key == "band":
-            fn((-(-rows // p["R"]),), (p["THREADS"],), (out, a, r, c), shared_mem=p["R"] * cols * s)
+            shared = p["R"] * cols * s
+            if shared > 48 * 1024:                     # above the default: the kernel must ask for it
+                import cupy as cp
+                cp.cuda.driver.funcSetAttribute(fn.ptr, 8, shared)   # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            fn((-(-rows // p["R"]),), (p["THREADS"],), (out, a, r, c), shared_mem=shared)
 
     def maps_for(out, a):
         """The tensor maps a launch on (out, a) needs, built once (timing loops reuse them)."""

@@ -62,7 +62,7 @@ def prepare(fn, launch):
         if isinstance(a, np.ndarray):
             dev_args.append(on_device(a, p is None or not p.const))
         elif hasattr(a, "driver_args"):                # a TensorMap (sim/tma.py): the driver encodes it
-            d = on_device(a.array, bool(getattr(a.array, "flags", None) is None or a.array.flags.writeable))
+            d = on_device(a.array, bool(getattr(getattr(a.array, "flags", None), "writeable", True)))
             dev_args.append(tensor_map.as_kernel_argument(tensor_map.encode_tiled(**a.driver_args(d.data.ptr))))
         else:
             dev_args.append(a)

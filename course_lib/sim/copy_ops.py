@@ -253,7 +253,15 @@ def _tensor_copy(ins, program):
             one = np.zeros(b.n, np.bool_)
             one[slot] = True
             d = _tensor_map(program, b, one, ins, int(maps[i]))
-            gaddr, inside, flat = _box(program, b, one, ins, d, [int(c[i]) for c in cs], int(srcs[i]))
+            at = [int(c[i]) for c in cs]
+            if min(at) < 0:
+                raise KernelError(
+                    f"a TMA store of a box at coordinates {tuple(at)}: an H100 stops the kernel with an illegal "
+                    "instruction when a store's box starts at a negative coordinate (measured 2026-11-26; a load "
+                    "may start there and fills with zeros, a store may only run past the far edges, clipped)",
+                    hint="store the boxes of a tile grid from (0, 0): column blockIdx.x * BOX_C, row blockIdx.y * BOX_R",
+                    line=ins.line or None)
+            gaddr, inside, flat = _box(program, b, one, ins, d, at, int(srcs[i]))
             if inside.any():
                 located = program.globals.locate(gaddr[inside], d.itemsize)
                 if isinstance(located, Fault):

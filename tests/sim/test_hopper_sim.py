@@ -326,3 +326,33 @@ def test_band_moves_whole_bands_and_partial_ones(dtype):
         assert np.array_equal(out, t.expected(a)), (rows, cols)
         assert not run.races
     assert run.tma_counts or rows == 300          # the last shape: 1-element rows, no whole chunks
+
+
+NEGATIVE_STORE = r'''
+#include <cuda.h>
+#include <cuda/barrier>
+namespace cde = cuda::device::experimental;
+__global__ void negative_store(const __grid_constant__ CUtensorMap map) {
+    __shared__ alignas(128) float box[32][32];
+    for (int i = threadIdx.x; i < 1024; i += blockDim.x) box[i / 32][i % 32] = i;
+    cde::fence_proxy_async_shared_cta();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        cde::cp_async_bulk_tensor_2d_shared_to_global(&map, -16, -3, &box);
+        cde::cp_async_bulk_commit_group();
+        cde::cp_async_bulk_wait_group_read<0>();
+    }
+}
+'''
+
+
+def test_a_tma_store_at_negative_coordinates_stops_the_kernel_as_on_an_h100():
+    """Run 3 (benchmarks/results/h100_2026-11-26_hopper/run3_negative.json): loads at negative
+    coordinates fill with zeros (the simulator's boxes match), the store faulted."""
+    fn = cl.RawModule(code=NEGATIVE_STORE, filename="negative.cu").get_function("negative_store")
+    out = np.zeros((40, 32), np.float32)
+    with pytest.raises(cl.KernelError, match="negative coordinate") as err:
+        hw.simulate(fn, (1,), (128,), (TensorMap(out, box=(32, 32)),))
+    assert err.value.line == 11                 # the store's line (the source starts with a newline)
+    measured = json.loads((RUN2.parent / "run3_negative.json").read_text())
+    assert [("error" in v) for v in measured.values()] == [False, True, False, False]
