@@ -36,11 +36,12 @@ from .errors import (
 )
 from .gpu import available as gpu_available
 from .kernel.module import Function, KernelNotFound, RawModule
+from .sim.tma import TensorMap
 from .transposes.backend import GPU, Result, Simulator, default_backend
 
 __all__ = ["RawModule", "Function", "KernelError", "CompileError", "LaunchError", "ArgumentError",
            "MemoryAccessError", "BarrierError", "KernelTrap", "AssertionFailed", "SimulationLimit",
-           "UnsupportedInstruction", "NoGPUError", "KernelNotFound", "gpu_available",
+           "UnsupportedInstruction", "NoGPUError", "KernelNotFound", "gpu_available", "TensorMap",
            "setup", "banner", "default_backend", "Simulator", "GPU", "Result"]
 
 # name -> (module, attribute or None for the module itself), imported on first use: plotly and

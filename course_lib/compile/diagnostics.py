@@ -6,7 +6,7 @@ NVRTC prints ``file(line): error: message``, echoes the line and puts a caret un
 :func:`compile_error` keeps the first error (later ones are often consequences), names how many
 more there are, shows the line before when a ';' is missing at the end of it, and adds a hint
 for the messages students meet most (a misspelt name: "did you mean"; a write through a const
-pointer; a vector type built from a scalar; a header NVRTC cannot find).
+pointer; a vector type built from a scalar; a header NVRTC cannot find: which wheel has it, ``headers.py``).
 
 This module only words things; it does not compile.
 """
@@ -17,12 +17,14 @@ import os
 import re
 
 from ..errors import CompileError, caret_excerpt
+from . import headers
 
 _DIAG = re.compile(r"^(?P<file>.*?)\((?P<line>\d+)\): (?P<kind>error|warning|catastrophic error)\s*(?P<code>#\w+-\w)?:?\s*(?P<msg>.*)$")
 
 
-def compile_error(source: str, log: str, filename: str) -> CompileError:
-    """Turn NVRTC's log into one readable error: the first error with its caret, then a count."""
+def compile_error(source: str, log: str, filename: str, major: int = 13) -> CompileError:
+    """Turn NVRTC's log into one readable error: the first error with its caret, then a count.
+    ``major`` is the NVRTC version that wrote the log (which header wheels it searches)."""
     lines = (log or "").splitlines()
     diags = []
     for i, text in enumerate(lines):
@@ -48,7 +50,7 @@ def compile_error(source: str, log: str, filename: str) -> CompileError:
         text.append(f"  {len(diags) - 1} more error(s) — {more}")
     src_lines = source.splitlines()
     return CompileError("\n".join(t for t in text if t), diagnostics=diags, log=log,
-                        hint=_hint_for(msg, source),
+                        hint=_hint_for(msg, source, major),
                         filename=filename, line=None,
                         source_line=src_lines[line - 1] if 0 < line <= len(src_lines) else None)
 
@@ -89,7 +91,7 @@ def _did_you_mean(name: str, source: str) -> str | None:
     return lower[close[0]] if close else None
 
 
-def _hint_for(msg: str, source: str | None = None) -> str | None:
+def _hint_for(msg: str, source: str | None = None, major: int = 13) -> str | None:
     m = msg.lower()
     if "expected a \";\"" in m:
         return "a statement is missing its ';' — often at the end of the line before the caret."
@@ -115,16 +117,6 @@ def _hint_for(msg: str, source: str | None = None) -> str | None:
     if "too few arguments" in m or "too many arguments" in m:
         return "the call does not match the function's parameter list; count the arguments."
     if "cannot open source file" in m:
-        return _missing_header_hint(msg)
+        name = re.search(r'"([^"]+)"', msg)
+        return headers.missing_hint(name[1] if name else "this header", major)
     return None
-
-
-def _missing_header_hint(msg: str) -> str:
-    """NVRTC has no host headers: say which include paths it searched and what to do instead."""
-    name = re.search(r'"([^"]+)"', msg)
-    header = name[1] if name else "this header"
-    if header.endswith(("cuda_fp16.h", "cuda_bf16.h")):
-        return (f"{header} comes with CUDA's runtime headers (pip install nvidia-cuda-runtime); a transpose "
-                "moves 16-bit values as unsigned short and needs no half type at all.")
-    return (f"NVRTC searches kernels/ and the CUDA headers pip installed; {header} is in neither. A host "
-            "header (iostream, vector...) cannot be used in device code: remove the #include.")

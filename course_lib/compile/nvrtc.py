@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import CompileError, Unavailable
-from . import cache, nvrtc_lib, platforms, sass
+from . import cache, headers, nvrtc_lib, platforms, sass
 from .diagnostics import compile_error
 
 # The simulator models Volta..Hopper memory rules and is validated on an H100: without a GPU it
@@ -87,6 +87,7 @@ def compile_source(source: str, *, options=(), name_expressions=(), filename="ke
     arch = arch if arch is not None else SIMULATED_ARCH
     opts = [o for o in options if not o.startswith(("--gpu-architecture", "-arch"))]
     opts += ["-lineinfo", f"--gpu-architecture={'sm' if want_cubin else 'compute'}_{arch}"]
+    opts += headers.include_options(lib.version[0])
     made_by = "NVRTC {}.{}".format(*lib.version)
     key = cache.key(source, opts, name_expressions, arch, want_cubin, made_by) + "-" + _safe(filename)
     hit = cache.get(key, Compiled)
@@ -116,7 +117,7 @@ def _compile_with_machine_code(source, options, names, filename) -> Compiled:
     """PTX and an sm_90 CUBIN from one NVRTC 13 compilation (cached like the PTX)."""
     lib = nvrtc_lib.load(13)
     opts = [o for o in options if not o.startswith(("--gpu-architecture", "-arch"))]
-    opts += ["-lineinfo", f"--gpu-architecture=sm_{MACHINE_ARCH}"]
+    opts += ["-lineinfo", f"--gpu-architecture=sm_{MACHINE_ARCH}"] + headers.include_options(13)
     made_by = "NVRTC {}.{}, sm_{}".format(*lib.version, MACHINE_ARCH)
     key = cache.key(source, opts, names, MACHINE_ARCH, True, made_by) + "-" + _safe(filename)
     hit = cache.get(key, Compiled)
@@ -150,6 +151,6 @@ def _compile_now(lib, source, opts, names, filename, arch, want_cubin) -> Compil
     try:
         out = lib.compile(source, filename, opts, names, want_cubin=want_cubin)
     except nvrtc_lib.Failed as exc:
-        raise compile_error(source, exc.log, filename) from None
+        raise compile_error(source, exc.log, filename, lib.version[0]) from None
     return Compiled(ptx=out.ptx, cubin=out.cubin, lowered_names=out.lowered_names, log=out.log, arch=arch,
                     entries=entries_of(out.ptx), machine="")

@@ -55,7 +55,7 @@ _KERNEL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+
 _HEAD = re.compile(r"\s*(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?"
                    r"([A-Za-z_]\w*)\s*\(([^)]*)\)")
 _TEMPLATE = re.compile(r"template\s*<([^{;]*)>\s*(?:extern\s+\"C\"\s+)?(?:static\s+)?$")
-_QUALIFIERS = re.compile(r"\b(const|volatile|__restrict__|__restrict|restrict|struct)\b")
+_QUALIFIERS = re.compile(r"\b(const|volatile|__restrict__|__restrict|restrict|struct|__grid_constant__)\b")
 
 
 @dataclass

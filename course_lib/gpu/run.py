@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import device
+from . import device, tensor_map
 
 CU_FUNC_ATTRIBUTE_NUM_REGS = 4
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
@@ -41,16 +41,29 @@ def registers_per_thread(fn) -> int:
 
 
 def prepare(fn, launch):
-    """(CUDA function, device arguments, [(host array, device copy) to copy back]) for a checked launch."""
+    """(CUDA function, device arguments, [(host array, device copy) to copy back]) for a checked launch.
+    A numpy array is copied to the device once, also when a tensor map refers to it too."""
     cp = _cupy()
-    dev_args, copy_back = [], []
+    dev_args, copy_back, placed = [], [], {}
+
+    def on_device(a, writable):
+        if not isinstance(a, np.ndarray):
+            return a                                   # already a device array
+        if id(a) not in placed:
+            placed[id(a)] = cp.asarray(a)
+            if writable:
+                copy_back.append((a, placed[id(a)]))
+        elif writable and all(h is not a for h, _ in copy_back):
+            copy_back.append((a, placed[id(a)]))
+        return placed[id(a)]
+
     for i, a in enumerate(launch.args):
+        p = fn.signature[i] if fn.signature and i < len(fn.signature) else None
         if isinstance(a, np.ndarray):
-            d = cp.asarray(a)
-            p = fn.signature[i] if fn.signature and i < len(fn.signature) else None
-            if p is None or not p.const:
-                copy_back.append((a, d))
-            dev_args.append(d)
+            dev_args.append(on_device(a, p is None or not p.const))
+        elif hasattr(a, "driver_args"):                # a TensorMap (sim/tma.py): the driver encodes it
+            d = on_device(a.array, bool(getattr(getattr(a.array, "flags", None), "writeable", True)))
+            dev_args.append(tensor_map.as_kernel_argument(tensor_map.encode_tiled(**a.driver_args(d.data.ptr))))
         else:
             dev_args.append(a)
     func = device_function(fn)

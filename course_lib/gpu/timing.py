@@ -23,6 +23,7 @@ Effective bandwidth everywhere is bytes read once plus bytes written once over t
 """
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import time
 
@@ -124,19 +125,29 @@ def time_cold(make, a, *, repeat=20, warmup=3) -> float:
     return time_callable([make(x) for x in input_copies(a)], repeat=repeat, warmup=warmup)
 
 
-def time_launch(fn, grid, block, args, shared_mem=0, *, repeat=20, warmup=3) -> float:
+def time_launch(fn, grid, block, args, shared_mem=0, *, repeat=20, warmup=3, inputs=None) -> float:
     """Median kernel time in seconds over `repeat` launches (CUDA events), inputs from DRAM: the
-    launches rotate through copies of every argument the kernel's signature declares const."""
+    launches rotate through copies of the arguments at positions `inputs` (default: every pointer
+    the kernel's signature declares const); a TensorMap there is rebuilt over each copy of its array."""
     launch = fn.check_launch(grid, block, args, shared_mem, limits=device.limits())
     func, dev_args, _ = prepare(fn, launch)
-    g = launch.grid
-    b = launch.block
     sig = fn.signature or []
-    inputs = [i for i, a in enumerate(dev_args)
-              if i < len(sig) and sig[i].const and sig[i].pointer and hasattr(a, "nbytes")]
-    n = cold_copies(sum(dev_args[i].nbytes for i in inputs)) if inputs else 1
-    copies = {i: input_copies(dev_args[i], n) for i in inputs}
-    arg_sets = [tuple(copies[i][k] if i in copies else a for i, a in enumerate(dev_args)) for k in range(n)]
+    if inputs is None:
+        inputs = [i for i, a in enumerate(dev_args)
+                  if i < len(sig) and sig[i].const and sig[i].pointer and hasattr(a, "nbytes")]
+    is_map = {i: hasattr(launch.args[i], "driver_args") for i in inputs}
+    base = {i: _cupy().asarray(launch.args[i].array) if is_map[i] else dev_args[i] for i in inputs}
+    n = cold_copies(sum(base[i].nbytes for i in inputs)) if inputs else 1
+    copies = {i: input_copies(base[i], n) for i in inputs}
+    arg_sets = []
+    for k in range(n):
+        if any(is_map.values()):       # maps are encoded for their copy's address: prepare each set
+            args_k = [launch.args[i].over(copies[i][k]) if is_map.get(i) else copies[i][k] if i in copies else a
+                      for i, a in enumerate(launch.args)]
+            arg_sets.append(tuple(prepare(fn, dataclasses.replace(launch, args=tuple(args_k)))[1]))
+        else:
+            arg_sets.append(tuple(copies[i][k] if i in copies else a for i, a in enumerate(dev_args)))
+    g, b = launch.grid, launch.block
     return time_callable([lambda a=a: func(g, b, a, shared_mem=int(shared_mem)) for a in arg_sets],
                          repeat=repeat, warmup=warmup)
 

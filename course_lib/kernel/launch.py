@@ -18,6 +18,7 @@ import numpy as np
 
 from ..compile.source import Param
 from ..errors import ArgumentError, LaunchError
+from ..sim.tma import TensorMap
 
 # What the simulator assumes when there is no GPU to ask: an H100's limits.
 DEFAULT_LIMITS = dict(max_threads=1024, max_block=(1024, 1024, 64), max_grid=(2**31 - 1, 65535, 65535),
@@ -143,11 +144,26 @@ def check_args(args, ptx_params, signature: list[Param] | None, kernel="kernel")
         p = signature[i] if signature and i < len(signature) else None
         label = f"argument {i}" + (f" '{p.name}' ({p.ctype})" if p else "")
         pointer = p.pointer if p else (ptype in ("u64", "b64") and is_array(arg))
-        if pointer:
+        if (p is not None and p.base == "CUtensorMap") or isinstance(arg, TensorMap):
+            out.append(_check_tensor_map(arg, p, psize, label))
+        elif pointer:
             out.append(_check_pointer(arg, p, label))
         else:
             out.append(_check_scalar(arg, p, ptype, psize, label))
     return out
+
+
+def _check_tensor_map(arg, p, psize, label):
+    """A CUtensorMap parameter takes a course_lib.TensorMap (the driver or the simulator encodes it
+    at launch), and a TensorMap goes nowhere else."""
+    if not isinstance(arg, TensorMap):
+        raise ArgumentError(f"{label} is a tensor map, so it needs a course_lib.TensorMap, not {type(arg).__name__}",
+                            hint="e.g. course_lib.TensorMap(a, box=(32, 32), swizzle=128): the array the TMA reads "
+                                 "or writes, the box (rows, columns) one copy moves, and the swizzle mode")
+    if p is None and psize != 128 or p is not None and p.base != "CUtensorMap":
+        raise ArgumentError(f"{label} got a TensorMap, but the parameter is not a CUtensorMap",
+                            hint="declare it as `const __grid_constant__ CUtensorMap name` (#include <cuda.h>)")
+    return arg
 
 
 def _check_pointer(arg, p, label):

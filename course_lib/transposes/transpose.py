@@ -24,7 +24,8 @@ from ..compile.source import C_NAME
 from ..errors import ArgumentError
 from ..kernel.launch import dim3
 from ..kernel.module import KernelNotFound, RawModule
-from .catalog import DEMOS, SPECS, Spec
+from ..sim.tma import TensorMap
+from .catalog import DEMOS, HOPPER, SPECS, Spec
 from .data import poisoned
 
 _modules: dict = {}
@@ -65,7 +66,8 @@ class Transpose:
         problem = spec.check(params, dtype) if spec.check else None
         if problem:
             raise ArgumentError(f"{spec.key}: {problem}", hint=f"{spec.key}'s defaults: {spec.defaults}")
-        shape_params = {**params, "_S": dtype.itemsize, "_V": 16 // dtype.itemsize, "_E": max(1, 4 // dtype.itemsize)}
+        shape_params = {**params, "_S": dtype.itemsize, "_V": 16 // dtype.itemsize, "_E": max(1, 4 // dtype.itemsize),
+                        "_D": dtype}
         grid = (lambda rows, cols: spec.grid(shape_params, rows, cols)) if spec.grid else None
         return cls(spec.template.format(T=C_NAME[dtype], **params), block=spec.block(shape_params),
                    tile=spec.tile(shape_params), dtype=dtype, copy=spec.is_copy, swap_grid=spec.swap_grid,
@@ -105,14 +107,32 @@ class Transpose:
         return (-(-cols // tc), -(-rows // tr)), self.block
 
     def args(self, out, inp):
+        """(out, inp, rows, cols); for a TMA kernel (spec.maps) TensorMaps over inp (and out): the
+        TensorMap refuses, with a hint, rows whose pitch is not a multiple of 16 bytes."""
         rows, cols = inp.shape
+        why = self.spec.shapes(self.params, rows, cols, np.dtype(inp.dtype)) if self.spec is not None and self.spec.shapes \
+            else None
+        if why:
+            raise ArgumentError(f"{self.label}: {why}", hint="pick another kernel for this shape (transposes.SPECS)")
+        if self.spec is not None and self.spec.maps is not None:
+            m = self.spec.maps(self.params, self.dtype)
+            inp = TensorMap(inp, box=m["inp"], swizzle=m["swizzle"])
+            if m["out"] is not None:
+                out = TensorMap(out, box=m["out"], swizzle=m["swizzle"])
         return (out, inp, np.int32(rows), np.int32(cols))
+
+    def shared_mem(self, rows, cols) -> int:
+        """Bytes of dynamic shared memory a launch over rows x cols needs (0 for most kernels)."""
+        if self.spec is None or self.spec.shared is None:
+            return 0
+        return int(self.spec.shared(self.params, self.dtype, rows, cols))
 
     def simulate(self, inp: np.ndarray, out: np.ndarray | None = None, **options):
         """Run in the simulator; returns (out, SimRun)."""
         if out is None:
             out = poisoned(self.out_shape(*inp.shape), inp.dtype)
         grid, block = self.config(*inp.shape)
+        options.setdefault("shared_mem", self.shared_mem(*inp.shape))
         return out, self.function.simulate(grid, block, self.args(out, inp), **options)
 
     def run(self, inp, out=None):
@@ -121,20 +141,21 @@ class Transpose:
             xp = np if isinstance(inp, np.ndarray) else __import__("cupy")
             out = xp.empty(self.out_shape(*inp.shape), inp.dtype)
         grid, block = self.config(*inp.shape)
-        self.function(grid, block, self.args(out, inp))
+        self.function(grid, block, self.args(out, inp), shared_mem=self.shared_mem(*inp.shape))
         return out
 
     def time(self, inp_dev, out_dev, **kw) -> float:
         from ..gpu import time_launch
         grid, block = self.config(*inp_dev.shape)
-        return time_launch(self.function, grid, block, self.args(out_dev, inp_dev), **kw)
+        return time_launch(self.function, grid, block, self.args(out_dev, inp_dev), self.shared_mem(*inp_dev.shape),
+                           inputs=[1], **kw)
 
 
 def kernel(key: str, dtype=np.float32, **params) -> Transpose:
     """The course kernel `key` for elements of `dtype`; params override its defaults."""
-    spec = SPECS.get(key) or DEMOS.get(key) if isinstance(key, str) else None
+    spec = SPECS.get(key) or DEMOS.get(key) or HOPPER.get(key) if isinstance(key, str) else None
     if spec is None:
-        known = list(SPECS) + list(DEMOS)
+        known = list(SPECS) + list(DEMOS) + list(HOPPER)
         close = difflib.get_close_matches(str(key), known, n=3)
         raise KernelNotFound(f"no course kernel {key!r}",
                              hint=(f"did you mean {', '.join(close)}? " if close else "") + f"known: {', '.join(known)}")

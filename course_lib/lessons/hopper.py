@@ -1,0 +1,179 @@
+"""Notebook 12 (asynchronous copies and the Tensor Memory Accelerator): swizzle pictures, the
+swizzle explorer, and the pipeline-depth explorer.
+
+    from course_lib.lessons import hopper
+    hopper.addresses("chunks", 128)            # one warp's shared addresses in a TMA box swizzled 128 B
+    hopper.bank_picture("chunks", 128)         # draw.banks of them: 1 wavefront per quarter-warp
+    hopper.layout_picture(64)                  # where chunk c of box row r lands, for one mode
+    hopper.swizzle_explorer()                  # mode buttons x access buttons -> bank pictures + table
+    hopper.timeline(stages=2)                  # one block's copies and work over time
+    hopper.pipeline_explorer()                 # STAGES slider -> timeline, and the H100's measurements
+
+The swizzle is the simulator's own (``sim.tma.swizzled``, checked against an H100's TMA), and the
+costs are the simulator's metrics rules (``draw.bank_cost``), so the pictures say what Nsight Compute
+would count. The pipeline timeline is a model with two numbers (how long a tile's copy takes to
+arrive, how long the block works on a tile), not a measurement; the explorer puts the H100's
+measurements of ``async_tile`` beside it. Nothing here runs a kernel.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .. import paths
+from ..notebook import draw, widgets
+from ..sim import tma
+
+MODES = {"none": 0, "32 B": 32, "64 B": 64, "128 B": 128, "05's XOR (per word)": "xor"}
+ACCESSES = {
+    "chunks": "16-byte chunks of one chunk column, 8 rows per quarter-warp (ldmatrix, tma_tile)",
+    "column": "a column of 4-byte words, 32 rows (notebook 05's column read)",
+    "row": "a row of 4-byte words (the TMA's or a warp's row write)",
+}
+BASE = 1024          # a box aligned to 1024 bytes: the swizzle pattern starts at its first row
+XOR_CHUNKS = ("notebook 05's XOR swizzle moves single words (word c of row r to word c ^ r): the 4 words of a "
+              "16-byte chunk no longer sit together, so a 16-byte access cannot read them. The TMA swizzles whole "
+              "16-byte chunks instead")
+
+
+def _pitch(mode) -> int:
+    """Bytes per box row: a swizzled box row is at most the swizzle span (cuTensorMapEncodeTiled)."""
+    return mode if isinstance(mode, int) and mode else 128
+
+
+def addresses(access: str, mode) -> np.ndarray:
+    """Shared byte addresses of one warp's access to a box whose rows are `mode` bytes long (128
+    unswizzled), placed as the TMA's swizzle `mode` places them; mode "xor" is notebook 05's
+    [32][32] float tile with element (r, c) at column c ^ r."""
+    lane = np.arange(32)
+    if mode == "xor":
+        if access == "chunks":
+            raise ValueError(XOR_CHUNKS)
+        r, c = (lane, np.zeros(32, int)) if access == "column" else (np.zeros(32, int), lane)
+        return BASE + r * 128 + 4 * (c ^ r)
+    p = _pitch(mode)
+    if access == "chunks":          # quarter-warp q reads chunk column q % (p/16) of 8 rows
+        r = lane % 8 + 8 * (lane // 8 // (p // 16))
+        b = r * p + 16 * (lane // 8 % (p // 16))
+    elif access == "column":        # word 0 of 32 consecutive rows
+        b = lane * p
+    else:                           # one row, word after word (rows of p bytes: 32 words span 128 / p rows)
+        b = (lane * 4 // p) * p + lane * 4 % p
+    return BASE + tma.swizzled(BASE + b, mode) - BASE if mode else BASE + b
+
+
+def width_of(access: str) -> int:
+    return 16 if access == "chunks" else 4
+
+
+def cost(access: str, mode) -> tuple[int, int] | None:
+    """(wavefronts, bank conflicts) of the access, by the simulator's rules; None where the layout
+    cannot serve it (16-byte chunks of a per-word XOR swizzle)."""
+    if mode == "xor" and access == "chunks":
+        return None
+    return draw.bank_cost(addresses(access, mode), width_of(access))
+
+
+def bank_picture(access: str, mode) -> go.Figure:
+    name = next((k for k, v in MODES.items() if v == mode), str(mode))
+    if cost(access, mode) is None:
+        fig = go.Figure()
+        fig.update_layout(title=f"swizzle {name}: no 16-byte accesses<br><sup>{XOR_CHUNKS[:90]}...</sup>", height=200)
+        return fig
+    wf, conflicts = cost(access, mode)
+    return draw.banks(addresses=addresses(access, mode), width=width_of(access),
+                      title=f"swizzle {name}: {ACCESSES[access].split(' (')[0]}<br><sup>{wf} wavefront(s), "
+                            f"{conflicts} conflict(s)</sup>")
+
+
+def layout_picture(mode) -> go.Figure:
+    """An 8-row x 8-chunk grid of a 128-byte-row box: the chunk slot (0-7 in its 128-byte line) where
+    chunk c of row r lands. Unswizzled every column is one slot; swizzled 128 B every row is a
+    permutation and every column too."""
+    rows, chunks = np.meshgrid(np.arange(8), np.arange(8), indexing="ij")
+    p = _pitch(mode)
+    b = BASE + rows * p + chunks * 16 if mode != "xor" else None
+    if mode == "xor":
+        slot = (chunks ^ rows) % 8                       # word c of row r -> word c ^ r: per-word, drawn per chunk
+    else:
+        slot = ((tma.swizzled(b, mode) - BASE) % 128) // 16 if mode else (b - BASE) % 128 // 16
+    fig = go.Figure(go.Heatmap(z=slot, text=slot.astype(str), texttemplate="%{text}", colorscale="Viridis",
+                               showscale=False, x=[f"c{c}" for c in range(8)], y=[f"r{r}" for r in range(8)]))
+    name = next((k for k, v in MODES.items() if v == mode), str(mode))
+    fig.update_layout(title=f"swizzle {name}: 16-byte slot of chunk c in row r", yaxis=dict(autorange="reversed"),
+                      width=420, height=380, margin=dict(t=60))
+    return fig
+
+
+def cost_table() -> draw.HTMLText:
+    """Wavefronts per request of every access under every mode."""
+    head = "".join(f"<th>{m}</th>" for m in MODES)
+    shown = lambda a, v: "-" if cost(a, v) is None else str(cost(a, v)[0])
+    body = "".join(f"<tr><td>{ACCESSES[a]}</td>" + "".join(f"<td>{shown(a, v)}</td>" for v in MODES.values()) + "</tr>"
+                   for a in ACCESSES)
+    return draw.HTMLText(f"<table><tr><th>wavefronts per request</th>{head}</tr>{body}</table>",
+                         "\n".join(f"{a}: " + ", ".join(f"{m} {shown(a, v)}" for m, v in MODES.items())
+                                   for a in ACCESSES))
+
+
+def swizzle_explorer() -> widgets.Explorer:
+    """Buttons for the swizzle mode and the access; bank picture, layout and the cost table."""
+    return widgets.Explorer(
+        compute=lambda mode, access: (MODES[mode], access),
+        figures=lambda v, mode, access: [bank_picture(access, v[0]), layout_picture(v[0]), cost_table()],
+        controls=dict(mode=list(MODES), access=list(ACCESSES)), start=dict(mode="128 B", access="chunks"),
+        title="Swizzle explorer: pick a mode and an access")
+
+
+# ------------------------------------------------------------------------------ pipelining
+def schedule(stages: int, tiles: int = 6, copy_us: float = 1.0, work_us: float = 0.4) -> list[dict]:
+    """When one block's copies and tile work happen with `stages` shared tiles: a copy may start
+    once its stage is free (the work on the tile STAGES before it finished), the work on a tile once
+    its copy arrived and the previous work finished. Returns rows for a timeline."""
+    copy_end, work_end, rows = [], [], []
+    for t in range(tiles):
+        start = 0.0 if t < stages else work_end[t - stages]
+        copy_end.append(start + copy_us)
+        rows.append(dict(task=f"copy tile {t}", lane="copies", start=start, end=copy_end[t]))
+        begin = max(copy_end[t], work_end[t - 1] if t else 0.0)
+        work_end.append(begin + work_us)
+        rows.append(dict(task=f"transpose tile {t}", lane="threads", start=begin, end=work_end[t]))
+    return rows
+
+
+def timeline(stages: int, tiles: int = 6, copy_us: float = 1.0, work_us: float = 0.4) -> go.Figure:
+    rows = schedule(stages, tiles, copy_us, work_us)
+    fig = go.Figure()
+    for r in rows:
+        fig.add_trace(go.Bar(y=[r["lane"]], x=[r["end"] - r["start"]], base=[r["start"]], orientation="h",
+                             text=r["task"].split()[-1], textposition="inside", showlegend=False,
+                             marker_color="#4c78a8" if r["lane"] == "copies" else "#f58518",
+                             hovertext=r["task"]))
+    end = max(r["end"] for r in rows)
+    fig.update_layout(barmode="overlay", title=f"one block, {tiles} tiles, STAGES = {stages}: done at {end:.1f} us"
+                      f"<br><sup>model: a copy takes {copy_us} us to arrive, a tile's work {work_us} us</sup>",
+                      xaxis_title="microseconds", height=260, width=640, margin=dict(t=70))
+    return fig
+
+
+def measured_async(path=None) -> dict:
+    """{(dtype, shape): {STAGES: fraction of a copy}} for async_tile on an H100 (results of 2026-11-26)."""
+    path = path or paths.RESULTS / "h100_2026-11-26_hopper" / "run1_time.json"
+    out = {}
+    for case in json.loads(path.read_text()):
+        for r in case["results"]:
+            if r.get("name", "").startswith("async_tile") and "ratio" in r:
+                stages = int(r["name"].split("STAGES=")[1].split()[0]) if "STAGES=" in r["name"] else 2
+                out.setdefault((case["dtype"], f"{case['rows']}x{case['cols']}"), {})[stages] = round(r["ratio"], 3)
+    return out
+
+
+def pipeline_explorer() -> widgets.Explorer:
+    """STAGES slider (1-4) and copy-time buttons -> the timeline model."""
+    return widgets.Explorer(
+        compute=lambda STAGES, copy: (STAGES, copy),
+        figures=lambda v, STAGES, copy: [timeline(STAGES, copy_us=copy)],
+        controls=dict(STAGES=range(1, 5), copy=[0.5, 1.0, 2.0]), start=dict(STAGES=1, copy=1.0),
+        title="Pipeline depth: how many tiles are on their way while one is turned around")

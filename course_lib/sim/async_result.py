@@ -1,0 +1,61 @@
+"""What a SimRun reports for the asynchronous copies and matrix moves (issue 19), beside its ld/st rows.
+
+    rows(program)          # per-instruction rows for cp.async (global loads), ldmatrix / stmatrix (shared)
+    extra_metrics(program) # the TMA counters ncu has (bytes, sectors, instructions), by their ncu names
+    notes(program)         # what the course's counters leave out, as findings for run.warnings
+
+SimRun's own rows cover ld/st; the instructions here are counted in the same Counters arrays
+(``copy_ops``, ``matrix_ops``) and need rows of the same shape, so that run.metrics, run.by_line,
+the tables and the listings include them exactly as Nsight Compute does: a cp.async is a global
+load, an ldmatrix a shared load, an stmatrix a shared store. TMA and bulk copies have no rows: ncu
+counts them in counters of their own, which ``extra_metrics`` gives and ``notes`` explains.
+"""
+from __future__ import annotations
+
+from .async_copy import NOTE as CP_ASYNC_NOTE
+from .result import Finding
+from .tma import NOTE as TMA_NOTE
+from .tma import TMA_READ_BYTES, TMA_WRITE_BYTES
+
+KINDS = {"cp": ("global", "ld"), "ldmatrix": ("shared", "ld"), "stmatrix": ("shared", "st")}
+
+
+def rows(program) -> list[dict]:
+    """SimRun.instructions rows for the kernel's cp.async, ldmatrix and stmatrix instructions."""
+    c, out = program.counters, []
+    for ins in program.kernel.instructions:
+        kind = KINDS.get(ins.opcode)
+        if kind is None or (ins.opcode == "cp" and "bulk" in ins.mods):
+            continue
+        i, (space, op) = ins.index, kind
+        common = dict(pc=i, line=ins.line, text=ins.text, op=op, width=_width(ins), space=space)
+        if space == "global" and c.global_requests[i]:
+            out.append(dict(common, requests=int(c.global_requests[i]), sectors=int(c.sectors[i]), wavefronts=0,
+                            conflicts=0, bytes=int(c.global_bytes[i])))
+        elif space == "shared" and c.shared_requests[i]:
+            out.append(dict(common, requests=int(c.shared_requests[i]), sectors=0, wavefronts=int(c.wavefronts[i]),
+                            conflicts=int(c.conflicts[i]), bytes=int(c.shared_bytes[i])))
+    return out
+
+
+def _width(ins) -> int:
+    if ins.opcode == "cp":
+        value = ins.operands[2].value if len(ins.operands) > 2 else 0
+        return int(value) if isinstance(value, int) else 0
+    return 16                                         # a row of an 8x8 matrix of 16-bit values
+
+
+def extra_metrics(program) -> dict:
+    return dict(getattr(program, "tma_counts", {}) or {})
+
+
+def notes(program) -> list[Finding]:
+    found = []
+    tma = extra_metrics(program)
+    if tma:
+        moved = f"{tma.get(TMA_READ_BYTES, 0)} bytes in, {tma.get(TMA_WRITE_BYTES, 0)} bytes out"
+        found.append(Finding("tma", 0, f"{TMA_NOTE} ({moved})", 1, None, None))
+    if any(ins.opcode == "cp" and "bulk" not in ins.mods and "commit_group" not in ins.mods and
+           "wait_group" not in ins.mods and "wait_all" not in ins.mods for ins in program.kernel.instructions):
+        found.append(Finding("cp.async", 0, CP_ASYNC_NOTE, 1, None, None))
+    return found

@@ -1,0 +1,110 @@
+"""Races with asynchronous copies: touching shared memory a copy is still writing.
+
+    tag_tma(b, flat, width, key, pc)                   # a TMA / bulk copy wrote these bytes for mbarrier `key`
+    written(b, pc, slots, flat, data)                  # a cp.async completed: its thread's write
+    initialized(b, flat, width)                        # bytes a copy wrote are no longer uninitialised
+    check_shared(program, b, mask, ins, flat, width, is_load)   # every shared access: name such a touch
+
+A cp.async's destination is in flight from the copy until the issuing thread's wait_group covers it
+(async_copy.AsyncCopies.in_flight); a TMA or bulk copy's bytes belong to the phase of the mbarrier
+it completes, and a thread may use them once it has seen that phase complete (mbarrier.has_seen:
+a try_wait or test_wait that returned true). Anything else is an ``async_copy.AsyncRace`` kept
+with the launch's races, one per pair of lines. An ordinary store over tagged bytes clears their
+tag. Ordering between threads after the wait (a __syncthreads before other threads read a
+cp.async's bytes) is the race detector's business, as for ordinary stores.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import async_copy
+from .sync_ops import barriers_of
+
+
+def initialized(b, flat, width):
+    """Shared bytes a copy wrote count as written for the uninitialised-read check. (Who may read
+    them when is the mbarrier's or the wait's business, not the race detector's barrier epochs.)"""
+    if b.races is None:
+        return
+    rel = flat.astype(np.int64) % b.shared.data.shape[1]
+    blk = flat.astype(np.int64) // b.shared.data.shape[1]
+    entries = b.races.entries(rel, blk, width)
+    b.races.initialized[entries.reshape(-1)] = True
+
+
+def written(b, pc, slots, flat, data):
+    """A cp.async completes: for the race detector, its thread wrote those bytes now (other threads
+    need a barrier after this thread's wait before they read them)."""
+    width = data.shape[1]
+    if b.races is None or width % b.races.granule:
+        initialized(b, flat, width)
+        return
+    pitch = b.shared.data.shape[1]
+    entries = b.races.entries(flat.astype(np.int64) % pitch, flat.astype(np.int64) // pitch, width)
+    g = b.races.granule
+    values = np.ascontiguousarray(data).view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[g])
+    b.races.access(pc, slots, entries, True, values)
+
+
+def _tags(b):
+    """Per shared byte of the batch: the barrier (index into b.tma_keys, -1 none) and phase a TMA or
+    bulk copy completes it with."""
+    if getattr(b, "tma_bar", None) is None:
+        b.tma_bar = np.full(b.shared.data.size, -1, np.int32)
+        b.tma_phase = np.zeros(b.shared.data.size, np.int64)
+        b.tma_pc = np.zeros(b.shared.data.size, np.int32)
+        b.tma_keys = []
+    return b
+
+
+def tag_tma(b, flat, width, key, pc):
+    """Bytes a TMA load or bulk copy wrote, owed to barrier `key`'s current phase."""
+    _tags(b)
+    if key not in b.tma_keys:
+        b.tma_keys.append(key)
+    spots = (np.asarray(flat, np.int64)[:, None] + np.arange(width)).reshape(-1)
+    b.tma_bar[spots] = b.tma_keys.index(key)
+    b.tma_phase[spots] = barriers_of(b).phase_of(key)
+    b.tma_pc[spots] = pc
+
+
+def check_shared(program, b, mask, ins, flat, width, is_load):
+    """Called for every shared access (flat offsets of the active threads): name an access to bytes
+    a cp.async has not been waited for, or that a TMA copy delivers through an mbarrier phase this
+    thread has not seen complete. Ordinary stores clear the TMA tags of the bytes they write."""
+    slots = np.arange(b.n) if mask is None else np.flatnonzero(mask)
+    copies = getattr(b, "async_copies", None)
+    if copies is not None and copies.busy:
+        pcs = copies.in_flight(flat, width)
+        for pos in np.flatnonzero(pcs >= 0)[:1]:
+            _record(program, b, ins, "cp.async", int(pcs[pos]), None, int(slots[pos]), is_load, int((pcs >= 0).sum()))
+    if getattr(b, "tma_bar", None) is None:
+        return
+    spots = (np.asarray(flat, np.int64)[:, None] + np.arange(width))
+    bar = b.tma_bar[spots]
+    if not (bar >= 0).any():
+        return
+    if not is_load:
+        b.tma_bar[spots.reshape(-1)] = -1
+    tagged = np.flatnonzero((bar >= 0).any(axis=1))
+    bad = []
+    for pos in tagged:
+        j = int(np.argmax(bar[pos] >= 0))
+        key, phase = b.tma_keys[int(bar[pos, j])], int(b.tma_phase[spots[pos, j]])
+        if not barriers_of(b).has_seen(key, [int(slots[pos])], phase)[0]:
+            bad.append((pos, int(b.tma_pc[spots[pos, j]])))
+    if bad:
+        pos, pc = bad[0]
+        _record(program, b, ins, "TMA", pc, None, int(slots[pos]), is_load, len(bad))
+
+
+def _record(program, b, ins, copy, copy_pc, copy_slot, slot, is_load, count):
+    key = ("race", "async", copy_pc, ins.index, "block")
+    found = program.findings.get(key)
+    if found is not None:
+        found.count += count
+        return
+    line = program.kernel.instructions[copy_pc].line if 0 <= copy_pc < len(program.kernel.instructions) else 0
+    program.findings[key] = async_copy.AsyncRace(
+        copy=copy, lines=(line, ins.line), threads=(None, program.thread_of(b, slot)), block=program.block_of(b, slot),
+        op="reads" if is_load else "writes", count=count, pcs=(copy_pc, ins.index))
