@@ -81,6 +81,7 @@ class Kernel:
     maxntid: tuple | None = None
     extern_shared_align: int = 0
     plain_regs: set = field(default_factory=set)   # inline-asm registers declared without '%'
+    analyses: dict = field(default_factory=dict, compare=False, repr=False)   # the simulator's, computed once
 
 
 @dataclass

@@ -18,6 +18,9 @@ from __future__ import annotations
 import bisect
 import html
 
+from ..errors import KernelError
+from .metrics import access_width, annotate
+
 OK, BAD, FUSED, DIM = "#2a9d8f", "#e63946", "#6d597a", "#8a8a8a"
 VIEWS = ("source", "ptx", "sass")
 
@@ -39,7 +42,6 @@ class Listing(str):
 
 def render(run, view="source", *, lines=None, memory_only=False) -> Listing:
     if view not in VIEWS:
-        from ..errors import KernelError
         raise KernelError(f"listing(view={view!r}) is not a view", hint=f"views: {', '.join(map(repr, VIEWS))}")
     rows = _source_rows(run, lines) if view == "source" else _code_rows(run, view, lines, memory_only)
     text = "\n".join(r[1] for r in rows)
@@ -51,7 +53,6 @@ def render(run, view="source", *, lines=None, memory_only=False) -> Listing:
 # A row is (kind, text, colour, html_text): kind 'source' | 'code' | 'note'.
 
 def _source_rows(run, lines):
-    from .result import annotate
     out = []
     for n, text in enumerate(run.source_lines, 1):
         if lines and n not in lines:
@@ -158,13 +159,13 @@ def _sass_row(s, plan, kernel, rows_of, seen):
         return ("code", f"{text:<52}  // {desc}: the same PTX access as above", DIM, None)
     seen.add(g.leader)
     counts, bad = _counts(rows_of.get(g.leader, []))
-    if g.width < _ptx_width(kernel.instructions[g.leader]):
+    if g.width < access_width(kernel.instructions[g.leader]):
         lead = kernel.instructions[g.leader]
-        return ("code", f"{text:<52}  // {desc}: {g.width} of the {_ptx_width(lead)} bytes of PTX "
+        return ("code", f"{text:<52}  // {desc}: {g.width} of the {access_width(lead)} bytes of PTX "
                 f"`{' '.join(lead.text.split())}` (+{g.shift}); {counts}", BAD if bad else FUSED, "fused")
     if g.fused:
         members = [kernel.instructions[m] for m in g.members]
-        verb = "fuses" if g.width > min(_ptx_width(m) for m in members) else "merges (same address)"
+        verb = "fuses" if g.width > min(access_width(m) for m in members) else "merges (same address)"
         what = f"{verb} {len(members)} PTX {_op_names(members)}: {_offsets(members)}"
         lines = sorted({m.line for m in members})
         if len(lines) > 1:
@@ -217,11 +218,6 @@ def _counts(rows):
 def _global_excess(r):
     """More sectors per request than a fully used access of this width needs (edges allowed)."""
     return r["space"] == "global" and r["requests"] and r["sectors"] / r["requests"] > 1.25 * max(1, r["width"])
-
-
-def _ptx_width(ins):
-    from .result import _width
-    return _width(ins)
 
 
 def _op_names(members):

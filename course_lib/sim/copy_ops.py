@@ -21,9 +21,9 @@ import numpy as np
 
 from ..errors import BarrierError, KernelError, UnsupportedInstruction
 from . import async_copy, mbarrier, tma
-from .access import _address_reader, raise_fault
-from .instructions import reader
+from .access import address_reader, raise_fault
 from .memory import Fault, check_alignment
+from .operands import reader
 from .param_ops import PARAM_WINDOW
 from .copy_races import initialized, tag_tma, written
 from .sync_ops import barriers_of, phase_completed
@@ -114,7 +114,7 @@ def _copies_arrive(ins, program):
     """cp.async.mbarrier.arrive{.noinc}.shared.b64 [mbar]: an arrival once this thread's earlier
     cp.async copies are done. The simulator completes them here; without .noinc the arrival is on
     top of the expected count (the thread still arrives itself), with .noinc it is one of them."""
-    bar_r = _address_reader(ins.operands[0], program)
+    bar_r = address_reader(ins.operands[0], program)
     noinc = "noinc" in ins.mods
 
     def run(b, mask):
@@ -136,7 +136,7 @@ def _copies_arrive(ins, program):
 
 
 def _cp_async(ins, program):
-    dst_r, src_r = _address_reader(ins.operands[0], program), _address_reader(ins.operands[1], program)
+    dst_r, src_r = address_reader(ins.operands[0], program), address_reader(ins.operands[1], program)
     size = int(ins.operands[2].value)
     form = async_copy.parse(ins.mods, ins.operands, program.kernel.registers)
     extra = None if form["extra"] is None else reader(ins.operands[3], "pred" if form["extra"] == "ignore" else "u32", program)
@@ -183,7 +183,7 @@ def _tensor_operand(op, program):
     if not m:
         raise UnsupportedInstruction(f"cannot read the tensor operand `[{op.name}]`")
     from ..compile.ptx import Operand
-    base = _address_reader(Operand("addr", name=m[1], value=int(m[2] or 0)), program)
+    base = address_reader(Operand("addr", name=m[1], value=int(m[2] or 0)), program)
     coords = [reader(Operand("reg", name=c.strip()), "s32", program) for c in m[3].split(",")]
     return base, coords
 
@@ -212,9 +212,9 @@ def _box(program, b, mask, ins, d, coords, shared_addr):
 
 
 def _tensor_load(ins, program):
-    dst_r = _address_reader(ins.operands[0], program)
+    dst_r = address_reader(ins.operands[0], program)
     base, coords = _tensor_operand(ins.operands[1], program)
-    bar_r = _address_reader(ins.operands[2], program)
+    bar_r = address_reader(ins.operands[2], program)
 
     def run(b, mask):
         slots = _slots(b, mask)
@@ -243,7 +243,7 @@ def _tensor_load(ins, program):
 def _tensor_copy(ins, program):
     """cp.async.bulk.tensor.Nd.global.shared::cta: a box from shared memory out to the tensor."""
     base, coords = _tensor_operand(ins.operands[0], program)
-    src_r = _address_reader(ins.operands[1], program)
+    src_r = address_reader(ins.operands[1], program)
 
     def run(b, mask):
         slots = _slots(b, mask)
@@ -278,9 +278,9 @@ def _tensor_copy(ins, program):
 
 def _bulk_load(ins, program):
     """cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]."""
-    dst_r, src_r = _address_reader(ins.operands[0], program), _address_reader(ins.operands[1], program)
+    dst_r, src_r = address_reader(ins.operands[0], program), address_reader(ins.operands[1], program)
     size_r = reader(ins.operands[2], "u32", program)
-    bar_r = _address_reader(ins.operands[3], program)
+    bar_r = address_reader(ins.operands[3], program)
 
     def run(b, mask):
         slots = _slots(b, mask)

@@ -26,9 +26,7 @@ def initialized(b, flat, width):
     them when is the mbarrier's or the wait's business, not the race detector's barrier epochs.)"""
     if b.races is None:
         return
-    rel = flat.astype(np.int64) % b.shared.data.shape[1]
-    blk = flat.astype(np.int64) // b.shared.data.shape[1]
-    entries = b.races.entries(rel, blk, width)
+    entries = b.races.entries(flat.astype(np.int64), width)
     b.races.initialized[entries.reshape(-1)] = True
 
 
@@ -39,8 +37,7 @@ def written(b, pc, slots, flat, data):
     if b.races is None or width % b.races.granule:
         initialized(b, flat, width)
         return
-    pitch = b.shared.data.shape[1]
-    entries = b.races.entries(flat.astype(np.int64) % pitch, flat.astype(np.int64) // pitch, width)
+    entries = b.races.entries(flat.astype(np.int64), width)
     g = b.races.granule
     values = np.ascontiguousarray(data).view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[g])
     b.races.access(pc, slots, entries, True, values)

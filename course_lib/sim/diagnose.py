@@ -57,7 +57,7 @@ def writers_elsewhere(program, b, slot, addr):
         return []
     written = np.flatnonzero(r.initialized.reshape(b.nblocks, r.per_block)[:, entry])
     mine = int(b.block_of[slot])
-    return [program.block_coords(program._linear(b, int(k))) for k in written[:4] if k != mine]
+    return [program.block_coords(program.linear_block(b, int(k))) for k in written[:4] if k != mine]
 
 
 def limit_error(program, b, cur, mask, elapsed) -> SimulationLimit:
@@ -141,7 +141,7 @@ def divergent_barrier(program, b, blk, p, w) -> BarrierError:
         "Deadlock: threads of one block wait at different __syncthreads() barriers — "
         + "; ".join(groups) + ". On a GPU this hangs or silently mis-synchronises.",
         line=ins.line or None, source_line=program.source_line(ins.line), filename=program.filename,
-        thread=program.thread_of(b, blk * b.tp + first), block=program.block_coords(program._linear(b, blk)),
+        thread=program.thread_of(b, blk * b.tp + first), block=program.block_coords(program.linear_block(b, blk)),
         hint=SYNC_HINT)
 
 
@@ -170,7 +170,7 @@ def skipped_barrier(program, b, cur, blk, lanes) -> BarrierError:
         "reach each __syncthreads() (CUDA Programming Guide: a barrier in conditional code only if the "
         "condition is the same for the whole block); on a GPU this can hang or release the others early.",
         line=bar.line or None, source_line=program.source_line(bar.line), filename=program.filename,
-        thread=program.thread_of(b, first), block=program.block_coords(program._linear(b, blk)),
+        thread=program.thread_of(b, first), block=program.block_coords(program.linear_block(b, blk)),
         hint="do not return early or put __syncthreads() inside an if that depends on the thread: let every "
              "thread run through the barrier and make only the loads and stores conditional "
              "(if (x < cols && y < rows) ...)")

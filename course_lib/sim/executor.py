@@ -1,25 +1,16 @@
-"""The SIMT scheduler: run a kernel's PTX over a whole grid with numpy.
+"""One simulated launch: its code, memories, counters and findings, run batch after batch.
 
-Mechanism. Blocks are run in batches (``plan``: up to 65,536 threads and 256 MiB at a time).
-Within a batch every thread has a program counter. While all live threads share one PC the
-batch is *converged* and each instruction is one numpy operation over all of them. A branch
-that splits them switches to per-thread PCs: the scheduler then always runs the lowest PC
-among runnable threads, for exactly the threads at that PC, which re-converges structured
-code at the join point (the threads that went ahead wait there until the others catch up),
-and the batch becomes converged again once every live thread is at one PC.
+:class:`Program` builds one closure per PTX instruction (``instructions``), places the
+kernel's variables (``layout``), and runs the grid in batches of blocks (``plan``: up to 65,536
+thread slots and 256 MiB at a time) that share one ``state.Workspace``. Each batch runs from its
+first instruction until every thread has left (``scheduler.run_batch``); races found in it are
+folded into one :class:`Race` per pair of instructions. An instruction budget and a
+wall-clock limit per batch stop a kernel that does not end (``diagnose`` words it: a loop, a
+recursion, or a long kernel); ``plan`` refuses, before it starts, a launch whose estimated time
+is beyond ``max_work``, and after its first batch one whose measured cost projects beyond it.
 
-``bar.sync`` parks threads until no thread of the batch can run; then every block whose
-waiting threads are all at the same barrier is released (threads that have exited do not
-count, as on Volta and later). Threads of one block waiting at *different* barriers, or a
-barrier released while threads of its block have already left the kernel, raise
-:class:`BarrierError` — on a GPU that hangs or silently mis-synchronises. An instruction
-budget and a wall-clock limit per batch stop a kernel that does not end (``diagnose`` says
-whether a loop is still running); ``plan`` refuses a launch too large to finish in
-reasonable time, before it starts. Races found in each batch are folded into one
-:class:`Race` per pair of instructions.
-
-``blocks=[(x, y, z), ...]`` runs only those blocks of the grid (the guarded GPU launch
-checks a launch's corner blocks this way); the others are simply not run.
+``blocks=[(x, y, z), ...]`` runs only those blocks of the grid (the guarded GPU launch checks a
+launch's corner blocks this way); the others are simply not run.
 
 Limits: warps execute in lock-step, so timing-dependent bugs show up only as the races the
 race detector reports, not as wrong values; calls other than printf/assert are unsupported.
@@ -33,17 +24,17 @@ import time
 import numpy as np
 
 from ..compile import ptx as ptxmod
-from ..errors import ArgumentError, KernelError, LaunchError
-from . import diagnose, plan
+from ..errors import KernelError
+from . import diagnose, heap, layout, plan, registers
 from .instructions import build
 from .memory import SHARED_START, GlobalMemory
 from .metrics import Counters
 from .races import Race, RaceDetector
-from .result import Finding, SimRun
-from .state import Batch
+from .result import SimRun
+from .scheduler import run_batch
+from .state import Batch, ChosenBatch, Workspace
 
-BIG = np.iinfo(np.int64).max
-BATCH_THREADS = 1 << 16   # measured: small batches stay in cache and reuse memory
+BATCH_THREADS = 1 << 16   # thread slots per batch, at most
 
 
 class Program:
@@ -61,18 +52,20 @@ class Program:
         self.params, self.param_offsets = params, param_offsets
         self.globals = globals_
         self.source_lines = source.splitlines()
-        self.filename = filename
+        self.source, self.filename = source, filename
         self.check_races = check_races
         self.max_steps, self.timeout = max_steps, timeout
         self.trace_block = trace_block
         self.batch_threads = batch_threads or BATCH_THREADS
         self.batch_bytes, self.max_work = batch_bytes, max_work
-        self.progress = progress
-        self.echo = echo
+        self.progress, self.echo = progress, echo
         self.dynamic_shared = dynamic_shared
         self.count_metrics = count_metrics   # off for the launch guard, which only wants faults
-        self.blocks = None if blocks is None else self._block_ids(blocks)
-        self._layout_memory()
+        self.fusion = None                   # fusion.Plan: how ptxas grouped the accesses
+        self.blocks = None if blocks is None else layout.chosen_blocks(blocks, grid)
+        placed = layout.place_variables(module, kernel, dynamic_shared, globals_)
+        self.symbols, self.shared_vars = placed.symbols, placed.shared_vars
+        self.shared_bytes, self.local_bytes = placed.shared_bytes, placed.local_bytes
         self.counters = Counters(len(kernel.instructions))
         self.exec_counts = np.zeros(len(kernel.instructions) + 1, np.int64)
         self.accesses = []
@@ -80,68 +73,24 @@ class Program:
         self.output: list[str] = []
         self.printed_lines = 0
         self.printf_dropped = 0
+        self.batch_start = self.deadline = 0.0
+        self.register_storage = kernel.analyses.get("register storage")
+        if self.register_storage is None:
+            self.register_storage = kernel.analyses["register storage"] = registers.plan_storage(kernel)
         self.code = [build(ins, self) for ins in kernel.instructions]
-
-    # ------------------------------------------------------------------ layout
-    def _layout_memory(self):
-        offset = SHARED_START
-        self.shared_vars = {}
-        self.symbols = {}
-        shared = [v for v in list(self.module.variables.values()) + list(self.kernel.variables.values())
-                  if v.space == "shared"]
-        for v in (v for v in shared if v.size > 0):
-            offset = -(-offset // v.align) * v.align
-            self.symbols[v.name] = offset
-            self.shared_vars[demangle_local(v.name)] = (offset, v.size)
-            offset += v.size
-        for v in (v for v in shared if v.size == 0):  # extern __shared__: the dynamic part
-            offset = -(-offset // max(v.align, 16)) * max(v.align, 16)
-            self.symbols[v.name] = offset
-            self.shared_vars[demangle_local(v.name)] = (offset, self.dynamic_shared)
-        offset += self.dynamic_shared
-        self.shared_bytes = offset - SHARED_START
-        self.local_bytes = 0
-        for v in self.kernel.variables.values():
-            if v.space == "local":
-                self.symbols[v.name] = self.local_bytes
-                self.local_bytes += v.size
-        for v in self.module.variables.values():
-            if v.space in ("global", "const"):
-                data = np.frombuffer(bytearray(v.init or bytes(v.size)), np.uint8)
-                self.symbols[v.name] = self.globals.add(v.name, data, label=f"__{'device' if v.space == 'global' else 'constant'}__ variable '{v.name}'",
-                                                        writable=v.space == "global")
-
-    def _block_ids(self, blocks):
-        example = "blocks=[(0, 0), (gx - 1, gy - 1)]"
-        if isinstance(blocks, (str, bytes)) or not hasattr(blocks, "__iter__"):
-            raise ArgumentError(f"blocks={blocks!r}: give a list of block coordinates", hint=f"e.g. {example}")
-        gx, gy, gz = self.grid
-        ids = set()
-        for blk in blocks:
-            c = tuple(blk) if isinstance(blk, (tuple, list, np.ndarray)) else (blk,)
-            if not 1 <= len(c) <= 3 or not all(_index(v) for v in c):
-                raise ArgumentError(f"blocks=: {blk!r} is not a block's coordinates (1 to 3 ints)", hint=f"e.g. {example}")
-            c = tuple(int(v) for v in c) + (0,) * (3 - len(c))
-            if not all(0 <= v < g for v, g in zip(c, self.grid)):
-                raise LaunchError(f"blocks=: block {blk!r} is outside the grid {self.grid}",
-                                  hint="block coordinates run from 0 to grid-1 on each axis")
-            ids.add(c[0] + c[1] * gx + c[2] * gx * gy)
-        if not ids:
-            raise ArgumentError("blocks=[] names no block, so nothing would run", hint=f"e.g. {example}, or leave "
-                                "blocks= out to run the whole grid")
-        return sorted(ids)
 
     def symbol_address(self, name):
         if name in self.symbols:
             return self.symbols[name]
         raise KernelError(f"the kernel refers to '{name}', which the simulator cannot place in memory")
 
-    def read_param(self, b, name, off, width, mask):
-        if name in self.param_offsets:
-            start = self.param_offsets[name] + off
-            raw = self.params[start:start + width].ljust(width, b"\0")
-            return np.frombuffer(raw, {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[width])[0]
-        return np.zeros((), {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[width])[()]
+    def read_param(self, name, off, width):
+        """`width` bytes of the kernel parameter `name` at byte `off` (zero for an unknown name)."""
+        dtype = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[width]
+        if name not in self.param_offsets:
+            return np.zeros((), dtype)[()]
+        start = self.param_offsets[name] + off
+        return np.frombuffer(self.params[start:start + width].ljust(width, b"\0"), dtype)[0]
 
     def race_granule(self):
         """The smallest shared access width in the kernel: the race detector's unit of shadow."""
@@ -167,35 +116,24 @@ class Program:
         return (t % bx, (t // bx) % by, t // (bx * by))
 
     def block_of(self, b, slot):
-        return self.block_coords(self._linear(b, int(b.block_of[slot])))
+        return self.block_coords(self.linear_block(b, int(b.block_of[slot])))
 
     @staticmethod
-    def _linear(b, blk):
+    def linear_block(b, blk):
         """Linear grid index of block `blk` of batch `b`."""
-        ids = getattr(b, "ids", None)
-        return int(ids[blk]) if ids is not None else b.first + blk
+        return int(b.ids[blk]) if b.ids is not None else b.first + blk
 
     def block_coords(self, lin):
         gx, gy, _ = self.grid
         return (lin % gx, (lin // gx) % gy, lin // (gx * gy))
 
     # ------------------------------------------------------------------ recording
-    def note(self, kind, ins, b, slot, message, count=1):
-        key = (kind, ins.index)
-        f = self.findings.get(key)
-        if f is None:
-            self.findings[key] = Finding(kind, ins.line, message, count, self.thread_of(b, slot), self.block_of(b, slot))
-        else:
-            f.count += count
-
     def note_uninitialized(self, b, slots, ins, addrs):
         diagnose.note_uninitialized(self, b, slots, ins, addrs)
 
     def trace(self, b, ins, space, width, a2, act2, is_load):
         blk = b.trace_at
-        if blk < 0:
-            return
-        if sum(1 for r in self.accesses if r["pc"] == ins.index) >= 8:
+        if blk < 0 or sum(1 for r in self.accesses if r["pc"] == ins.index) >= 8:
             return
         w0, w1 = blk * self.slots_per_block // 32, (blk + 1) * self.slots_per_block // 32
         addr = np.where(act2[w0:w1], a2[w0:w1], -1)
@@ -220,10 +158,25 @@ class Program:
             end += 1
         return bytes(data[start:end]).decode("utf-8", "replace")
 
+    def located(self, err, b, pc, mask):
+        """Complete an instruction's error with what only the scheduler knows: the file, the source
+        line, and the first thread that ran the instruction."""
+        ins = self.kernel.instructions[pc]
+        err.line = err.line or ins.line or None
+        err.filename = err.filename or self.filename
+        err.source_line = err.source_line or self.source_line(err.line)
+        if err.thread is None and err.block is None:
+            live = np.flatnonzero(b.alive if mask is None else mask)
+            if live.size:
+                err.thread, err.block = self.thread_of(b, int(live[0])), self.block_of(b, int(live[0]))
+        err.args = (err._render(),)
+        return err
+
     # ------------------------------------------------------------------ running
     def run(self) -> SimRun:
         # The simulator builds many short-lived closures and arrays; Python's cyclic GC walking them
         # made a small launch 5x slower. Nothing here creates cycles that must be freed mid-run.
+        heap.steady()
         was_enabled = gc.isenabled()
         gc.disable()
         try:
@@ -240,20 +193,12 @@ class Program:
         done = 0
         try:
             with np.errstate(all="ignore"):
+                workspace = Workspace(self, min(per_batch, total))
                 for spec in batches:
-                    b = Batch(self, *spec) if self.blocks is None else _Chosen(self, spec)
-                    b.trace_at = self._trace_position(b)
-                    # the clock starts at the batch's first instruction: compiling, building the
-                    # closures and allocating the batch are not the kernel's running time
-                    self._batch_start = time.perf_counter()
-                    self._deadline = self._batch_start + self.timeout
-                    self._run_batch(b)
-                    if b.races is not None:
-                        self._collect_races(b)
+                    b = self._run_one(workspace, spec)
                     if done == 0:
                         plan.check_projection(self, b, total)
                     done += b.nblocks
-                    b = None             # free this batch before the next one is allocated
                     if self.progress:
                         self.progress(done, total)
         except MemoryError:
@@ -265,156 +210,25 @@ class Program:
             sys.stdout.write(f"... {self.printf_dropped} more printf line(s) not shown\n")
         return SimRun(self, time.perf_counter() - t0)
 
+    def _run_one(self, workspace, spec):
+        b = Batch(workspace, *spec) if self.blocks is None else ChosenBatch(workspace, spec)
+        b.trace_at = self._trace_position(b)
+        # the clock starts at the batch's first instruction: compiling, building the closures and
+        # allocating the batch are not the kernel's running time
+        self.batch_start = time.perf_counter()
+        self.deadline = self.batch_start + self.timeout
+        run_batch(self, b)
+        if b.races is not None:
+            b.races.finish()
+            self._collect_races(b)
+        return b
+
     def _trace_position(self, b):
-        ids = getattr(b, "ids", None)
-        if ids is None:
+        if b.ids is None:
             blk = self.trace_block - b.first
             return blk if 0 <= blk < b.nblocks else -1
-        hit = np.flatnonzero(ids == self.trace_block)
+        hit = np.flatnonzero(b.ids == self.trace_block)
         return int(hit[0]) if hit.size else -1
-
-    def _run_batch(self, b):
-        code, n_code = self.code, len(self.code)
-        pc, pcs, waiting = 0, None, None
-        while True:
-            if pcs is None:
-                if b.all_alive:
-                    mask = None
-                elif not b.alive.any():
-                    return
-                else:
-                    mask = b.alive.copy()
-                cur = pc
-            else:
-                runnable = b.alive & ~waiting
-                if not runnable.any():
-                    if not (waiting & b.alive).any():
-                        return
-                    self._release(b, pcs, waiting)
-                    continue
-                cur = int(pcs[runnable].min())
-                mask = runnable & (pcs == cur)
-                if not waiting.any() and mask.sum() == runnable.sum():
-                    pcs, pc = None, cur          # re-converged
-                    mask = None if b.all_alive else b.alive.copy()
-            if cur >= n_code:                    # fell off the end: same as ret
-                res = ("exit", mask)
-            else:
-                b.steps += 1
-                self.exec_counts[cur] += 1
-                if b.steps > self.max_steps or (b.steps & 7) == 0 and time.perf_counter() > self._deadline:
-                    self._limit(b, cur, mask)
-                try:
-                    res = code[cur](b, mask)
-                except KernelError as err:
-                    raise self._located(err, b, cur, mask) from None
-            if res is None:
-                if pcs is None:
-                    pc = cur + 1
-                else:
-                    pcs[mask] = cur + 1
-                continue
-            kind, sub = res[0], res[1]
-            if kind == "bra":
-                target = res[2]
-                if sub is None:
-                    if pcs is None:
-                        pc = target
-                    else:
-                        pcs[mask] = target
-                    continue
-                n_taken = int(sub.sum())
-                n_active = b.n if mask is None else int(mask.sum())
-                if pcs is None and n_taken in (0, n_active):
-                    pc = target if n_taken else cur + 1
-                    continue
-                if pcs is None:
-                    pcs, waiting = self._diverge(b, cur)
-                pcs[b.alive if mask is None else mask] = cur + 1
-                pcs[sub] = target
-            elif kind == "exit":
-                exiting = b.alive.copy() if sub is None else sub
-                if b.exit_pc is None:
-                    b.exit_pc = np.full(b.n, -1, np.int64)
-                b.exit_pc[exiting] = min(cur, n_code - 1)
-                b.alive[exiting] = False
-                b.all_alive = False
-                if pcs is None:
-                    pc = cur + 1         # the survivors were all here: still converged
-                else:
-                    pcs[mask] = cur + 1
-                    pcs[exiting] = BIG
-            elif kind == "bar":
-                arriving = b.alive.copy() if sub is None else sub
-                if pcs is None and (sub is None or int(sub.sum()) == int(b.alive.sum())):
-                    if b.exit_pc is not None:
-                        self._check_skipped(b, cur, np.flatnonzero((b.alive if sub is None else sub)
-                                                                   .reshape(b.nblocks, b.tp).any(axis=1)))
-                    if b.races is not None:
-                        b.races.barrier_all()
-                    pc = cur + 1
-                    continue
-                if pcs is None:
-                    pcs, waiting = self._diverge(b, cur)
-                pcs[b.alive if mask is None else mask] = cur + 1
-                pcs[arriving] = cur
-                waiting[arriving] = True
-
-    def _diverge(self, b, cur):
-        pcs = np.full(b.n, BIG, np.int64)
-        pcs[b.alive] = cur
-        return pcs, np.zeros(b.n, np.bool_)
-
-    def _release(self, b, pcs, waiting):
-        w = (waiting & b.alive).reshape(b.nblocks, b.tp)
-        p = pcs.reshape(b.nblocks, b.tp)
-        lo = np.where(w, p, BIG).min(axis=1)
-        hi = np.where(w, p, -1).max(axis=1)
-        has = w.any(axis=1)
-        bad = np.flatnonzero(has & (lo != hi))
-        if bad.size:
-            self._divergent_barrier(b, int(bad[0]), p, w)
-        blocks = np.flatnonzero(has)
-        if b.exit_pc is not None:
-            self._check_skipped(b, None, blocks, p, w)
-        flat = w.reshape(-1)
-        pcs[flat] += 1
-        waiting[flat] = False
-        if b.races is not None:
-            b.races.barrier(blocks)
-
-    def _divergent_barrier(self, b, blk, p, w):
-        raise diagnose.divergent_barrier(self, b, blk, p, w)
-
-    def _check_skipped(self, b, cur, blocks, p=None, w=None):
-        """A barrier is released for `blocks`: every thread of each must have reached it. A thread
-        that already left the kernel (an early `return`, or a barrier inside an `if` it skipped)
-        breaks the Programming Guide's rule that all threads of a block reach each __syncthreads()."""
-        gone = b.exit_pc.reshape(b.nblocks, b.tp)[blocks] >= 0
-        if not gone.any():
-            return
-        i = int(np.flatnonzero(gone.any(axis=1))[0])
-        blk = int(blocks[i])
-        if cur is None:                        # released after divergence: where do they wait?
-            cur = int(p[blk][w[blk]].min())
-        raise diagnose.skipped_barrier(self, b, cur, blk, np.flatnonzero(gone[i]))
-
-    def _located(self, err, b, cur, mask):
-        """Complete an instruction's error with what only the scheduler knows: the file, the source
-        line, and the first thread that ran the instruction."""
-        ins = self.kernel.instructions[cur]
-        err.line = err.line or ins.line or None
-        err.filename = err.filename or self.filename
-        err.source_line = err.source_line or self.source_line(err.line)
-        if err.thread is None and err.block is None:
-            live = np.flatnonzero(b.alive if mask is None else mask)
-            if live.size:
-                err.thread, err.block = self.thread_of(b, int(live[0])), self.block_of(b, int(live[0]))
-        err.args = (err._render(),)
-        return err
-
-    def _limit(self, b, cur, mask):
-        raise diagnose.limit_error(self, b, cur, mask, time.perf_counter() - self._batch_start)
 
     def _collect_races(self, b):
         """Fold this batch's racing instruction pairs into the launch's findings: one Race per pair,
@@ -430,33 +244,3 @@ class Program:
             self.findings[key] = Race(kind=kind, lines=(ia.line, ib.line), pcs=(pc_a, pc_b), scope=scope,
                                       count=count, threads=(self.thread_of(b, slot_a), self.thread_of(b, slot_b)),
                                       block=self.block_of(b, slot_b), address=addr, variable=var)
-
-
-class _Chosen(Batch):
-    """A batch of chosen blocks (``blocks=``), not necessarily neighbours in the grid."""
-
-    def __init__(self, launch, ids):
-        self.ids = np.asarray(ids, np.int64)
-        super().__init__(launch, int(self.ids[0]), len(self.ids))
-
-    def _compute_special(self, name):
-        if not name.startswith("%ctaid"):
-            return super()._compute_special(name)
-        gx, gy, _ = self.launch.grid
-        axis = "xyz".index(name.partition(".")[2] or "x")
-        one = (self.ids % gx, (self.ids // gx) % gy, self.ids // (gx * gy))[axis].astype(np.uint32)
-        return np.repeat(one, self.tp)
-
-
-def _index(v) -> bool:
-    """An int or numpy integer (not a bool, not a float that int() would truncate)."""
-    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
-
-
-def demangle_local(name: str) -> str:
-    """'_ZZ6tile_tILi32EEvPfE4tile' -> 'tile' (the name a student wrote for a __shared__ array)."""
-    import re
-    m = re.search(r"E(\d+)([A-Za-z_]\w*)$", name)
-    if name.startswith("_ZZ") and m and len(m[2]) >= int(m[1]):
-        return m[2][:int(m[1])]
-    return name

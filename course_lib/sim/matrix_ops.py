@@ -14,9 +14,9 @@ import numpy as np
 
 from ..errors import KernelError
 from . import matrix_moves as mm
-from .access import _address_reader, raise_fault
-from .instructions import reader, writer
+from .access import address_reader, raise_fault
 from .memory import SHARED_START, Fault
+from .operands import reader, writer
 
 
 def _warps(program, b, mask, ins):
@@ -59,8 +59,7 @@ def _account(program, b, ins, warps, a2, count, rows, flat, is_load, values=None
         program.counters.add_shared(ins.index, a, act, width, is_load)
     if b.races is not None and ins.index >= 0:
         row_slots = (warps[:, None] * 32 + np.arange(8 * count)).reshape(-1)
-        rel = rows.reshape(-1) - SHARED_START
-        entries = b.races.entries(rel, b.block_of[row_slots], 16)
+        entries = b.races.entries(flat, 16)
         g = b.races.granule
         gvals = None if is_load else values.reshape(len(row_slots), -1).view({1: np.uint8, 2: np.uint16, 4: np.uint32,
                                                                               8: np.uint64, 16: np.uint64}[g])
@@ -75,7 +74,7 @@ def build(ins, program):
     count, trans = mm.parse_shape(ins.mods)
     if ins.opcode == "ldmatrix":
         outs = [writer(x, "b32") for x in (ins.operands[0].items if ins.operands[0].kind == "vec" else (ins.operands[0],))]
-        addr_r = _address_reader(ins.operands[1], program)
+        addr_r = address_reader(ins.operands[1], program)
 
         def run_ld(b, mask):
             slots, warps = _warps(program, b, mask, ins)
@@ -86,7 +85,7 @@ def build(ins, program):
                 w(b, mask, regs[:, :, k].reshape(-1))
             _account(program, b, ins, warps, a2, count, rows, flat, True)
         return run_ld
-    addr_r = _address_reader(ins.operands[0], program)
+    addr_r = address_reader(ins.operands[0], program)
     ins_r = [reader(x, "b32", program) for x in (ins.operands[1].items if ins.operands[1].kind == "vec" else (ins.operands[1],))]
 
     def run_st(b, mask):

@@ -1,4 +1,4 @@
-"""Address spaces of a simulated launch, with exact bounds and alignment checks.
+"""Global memory of a simulated launch, and the address windows of the other spaces.
 
 - **global**: each kernel argument array (and each module-level ``__device__``/``__constant__``
   variable) lives at its own fake device address, 4 KiB-aligned with a 64 GiB gap between
@@ -9,13 +9,9 @@
   buffer's exact size but no copy of its data: reads come from a function (the real host
   array, pages fetched from a device array, or zeros) and writes go to a small overlay, so
   a few blocks of a launch over gigabytes can be checked without allocating gigabytes.
-- **shared**: one region per block of the batch. Shared-space addresses start at 1024, as on
-  Hopper (the first KiB is reserved), so a null shared pointer is out of bounds. Unwritten
-  bytes hold 0xFF (NaN for floats, -1 for ints), like the garbage a GPU would leave.
-- **local**: one region per thread (``__local_depot``: arrays the compiler could not keep in
-  registers, printf argument buffers).
-- **generic**: addresses inside the shared or local window map to those spaces; the rest are
-  global, like the hardware's generic addressing.
+- **generic**: addresses inside the shared or local window map to those spaces (``block_memory``
+  holds them, per block and per thread); the rest are global, like the hardware's generic
+  addressing.
 
 Errors are raised as :class:`~course_lib.errors.MemoryAccessError` by the executor, which
 knows the instruction, thread and line; this module only answers *what* and *where*.
@@ -229,81 +225,23 @@ def check_alignment(addr: np.ndarray, width: int):
     return None
 
 
+def element_index(offsets: np.ndarray, width: int) -> np.ndarray:
+    """Byte offsets (int64 or uint64, multiples of `width`) -> element indices, as int64."""
+    idx = offsets >> (width.bit_length() - 1)
+    return idx.view(np.int64) if idx.dtype == np.uint64 else idx
+
+
 def gather(view: np.ndarray, offsets: np.ndarray, width: int, count: int) -> np.ndarray:
     """Read `count` consecutive `width`-byte items at each byte offset -> (n, count)."""
-    idx = (offsets // np.uint64(width)).astype(np.int64)
+    idx = element_index(offsets, width)
     if count == 1:
         return view[idx][:, None]
     return view[idx[:, None] + np.arange(count)]
 
 
 def scatter(view: np.ndarray, offsets: np.ndarray, width: int, values: np.ndarray):
-    idx = (offsets // np.uint64(width)).astype(np.int64)
-    count = values.shape[1]
-    if count == 1:
+    idx = element_index(offsets, width)
+    if values.shape[1] == 1:
         view[idx] = values[:, 0]
     else:
-        view[idx[:, None] + np.arange(count)] = values
-
-
-class SharedMemory:
-    """Shared memory of every block in a batch: bytes [SHARED_START, SHARED_START + size)."""
-
-    def __init__(self, nblocks: int, size: int, variables: dict):
-        self.size = size
-        self.nblocks = nblocks
-        self.data = np.full((nblocks, -(-max(size, 16) // 16) * 16), 0xFF, np.uint8)
-        self.variables = variables  # name -> (offset, size) in shared space
-
-    def flat_offsets(self, addr, block_of, width):
-        """Offsets into the flattened per-block data, or a Fault for an address outside."""
-        rel = addr.astype(np.int64) - SHARED_START
-        if rel.size and (rel.min() < 0 or rel.max() + width > self.size):
-            bad = (rel < 0) | (rel + width > self.size)
-            pos = int(np.flatnonzero(bad)[0])
-            empty = [v for v, (o, sz) in self.variables.items() if sz == 0 and o <= int(addr[pos])]
-            if empty:   # extern __shared__ T s[]; launched without shared_mem=
-                return Fault("out of bounds", pos, int(addr[pos]),
-                             f"extern __shared__ array '{empty[-1]}' has 0 bytes: its size comes from the launch's "
-                             f"shared_mem= argument, and this launch passed none (or 0)",
-                             hint="pass the bytes the kernel uses, e.g. shared_mem=block_threads * 4 for one float "
-                                  "per thread: fn.simulate(grid, block, args, shared_mem=...)")
-            return Fault("out of bounds", pos, int(addr[pos]), self.describe(int(addr[pos]), width))
-        rel += block_of * self.data.shape[1]
-        return rel
-
-    def describe(self, address, width):
-        rel = address - SHARED_START
-        if not self.variables:
-            return f"shared-memory byte {rel}: this kernel declares no __shared__ memory"
-        def distance(item):
-            o, s = item[1][0] - SHARED_START, item[1][1]
-            return o - rel if rel < o else max(0, rel + width - (o + s))
-        name, (o, s) = min(self.variables.items(), key=distance)
-        o -= SHARED_START
-        n = s // width
-        if rel < o:
-            where = f"{o - rel} byte(s) before its start"
-        else:
-            where = f"element {(rel - o) // width}; the access ends {rel + width - o - s} byte(s) past its end"
-        others = ""
-        if len(self.variables) > 1:
-            others = "; the block's shared memory: " + ", ".join(
-                f"'{v}' bytes {vo - SHARED_START}..{vo - SHARED_START + vs - 1}" for v, (vo, vs) in self.variables.items())
-        return (f"__shared__ array '{name}' ({s} bytes = {n} elements of {width} bytes): {where} "
-                f"(valid: elements 0..{n - 1}{others})")
-
-
-class LocalMemory:
-    def __init__(self, nthreads: int, size: int):
-        self.size = size
-        self.data = np.zeros((nthreads, max(size, 8)), np.uint8)
-
-    def flat_offsets(self, addr, slots, width):
-        rel = addr.astype(np.int64)
-        bad = (rel < 0) | (rel + width > self.size)
-        if bad.any():
-            pos = int(np.flatnonzero(bad)[0])
-            return Fault("out of bounds", pos, int(addr[pos]),
-                         f"local-memory byte {int(addr[pos])} is outside this thread's {self.size}-byte stack frame")
-        return slots.astype(np.int64) * self.data.shape[1] + rel
+        view[idx[:, None] + np.arange(values.shape[1])] = values

@@ -40,6 +40,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..compile.ptx import TYPES
+
 SENTINEL = np.iinfo(np.int64).max
 
 METRIC_NAMES = {
@@ -145,6 +147,7 @@ class Counters:
         z = lambda: np.zeros(n_instructions, np.int64)
         self.global_requests, self.sectors, self.global_bytes = z(), z(), z()
         self.shared_requests, self.wavefronts, self.conflicts, self.shared_bytes = z(), z(), z(), z()
+        self.patterns: dict = {}      # one warp's pattern -> its cost (see per_pattern)
 
     @property
     def requests(self):
@@ -155,14 +158,81 @@ class Counters:
         return self.global_bytes + self.shared_bytes
 
     def add_global(self, pc, addr, active, width):
-        r, s = global_sectors(addr, active, width)
+        r, s = per_pattern(global_sectors, addr, active, SECTOR, (width,), self.patterns)
         self.global_requests[pc] += r
         self.sectors[pc] += s
         self.global_bytes[pc] += int(active.sum()) * width
 
     def add_shared(self, pc, addr, active, width, is_load):
-        w, c, r = shared_wavefronts(addr, active, width, is_load)
+        w, c, r = per_pattern(shared_wavefronts, addr, active, WORD, (width, is_load), self.patterns)
         self.shared_requests[pc] += r
         self.wavefronts[pc] += w
         self.conflicts[pc] += c
         self.shared_bytes[pc] += int(active.sum()) * width
+
+
+SECTOR, WORD = 32, 4
+
+
+def per_pattern(cost, addr, active, unit, args, memo):
+    """``cost(addr, active, *args)``, computed once for all the warps whose active lanes' addresses
+    are the first warp's moved by a multiple of `unit` bytes.
+
+    That moves every sector by the same number of sectors (unit 32: the same count of distinct
+    sectors) or every 4-byte word by the same number of words, so each bank's load moves to
+    another bank unchanged (unit 4: the same wavefronts and conflicts). In a regular kernel all
+    full warps of an instruction match, and their cost is one warp's times their number; the
+    warps that differ (partial tiles, edges) are costed as they are. `memo` keeps one warp's
+    cost by pattern, across instructions and batches."""
+    if addr.shape[0] < 4:
+        return cost(addr, active, *args)
+    rel = addr - (addr[:, :1] & -unit)
+    if active.all():
+        same = (rel == rel[0]).all(axis=1)
+    else:
+        same = ((active == active[0]) & ((rel == rel[0]) | ~active)).all(axis=1)
+    key = (cost, unit, args, rel[0].tobytes(), active[0].tobytes())
+    one = memo.get(key)
+    if one is None:
+        one = memo[key] = cost(addr[:1], active[:1], *args)
+    matched = int(same.sum())
+    if matched == addr.shape[0]:
+        return tuple(matched * x for x in one)
+    rest = cost(addr[~same], active[~same], *args)
+    return tuple(matched * x + y for x, y in zip(one, rest))
+
+
+# ----------------------------------------------------------------------------- naming
+
+def annotate(m) -> str:
+    """'global ld: 1.0 sectors/req; shared st: 32 wavefronts' for a line's metrics."""
+    bits = []
+    for op in ("ld", "st"):
+        req = m[METRIC_NAMES[("global", op, "requests")]]
+        if req:
+            bits.append(f"global {op}: {m[METRIC_NAMES[('global', op, 'sectors')]] / req:.1f} sectors/req")
+        wf = m[METRIC_NAMES[("shared", op, "wavefronts")]]
+        if wf:
+            c = m[METRIC_NAMES[("shared", op, "conflicts")]]
+            bits.append(f"shared {op}: {wf} wavefronts" + (f", {c} conflicts" if c else ""))
+    return "; ".join(bits)
+
+
+def access_width(ins) -> int:
+    """Bytes per thread of a PTX load or store (a vector's whole width)."""
+    vec = next((int(m[1:]) for m in ins.mods if m in ("v2", "v4", "v8")), 1)
+    return TYPES[ins.type][0] * vec if ins.type in TYPES else 0
+
+
+def totals(rows) -> dict:
+    """Nsight Compute's metrics summed over rows of SimRun.instructions."""
+    out = {name: 0 for name in METRIC_NAMES.values()}
+    for r in rows:
+        sp = r["space"]
+        if sp == "global":
+            out[METRIC_NAMES[("global", r["op"], "requests")]] += r["requests"]
+            out[METRIC_NAMES[("global", r["op"], "sectors")]] += r["sectors"]
+        elif sp == "shared":
+            out[METRIC_NAMES[("shared", r["op"], "wavefronts")]] += r["wavefronts"]
+            out[METRIC_NAMES[("shared", r["op"], "conflicts")]] += r["conflicts"]
+    return out

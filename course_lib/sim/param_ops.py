@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .instructions import writer
+from .operands import reader, writer
 from .tma import TensorMap
 
 PARAM_WINDOW = 0x0000_7D00_0000_0000
@@ -41,7 +41,6 @@ def cvta(original):
     def build(ins, program):
         if "param" not in ins.mods:
             return original(ins, program)
-        from .instructions import reader
         t = ins.type
         read, write = reader(ins.operands[1], t, program), writer(ins.operands[0], t)
         window = np.uint64(PARAM_WINDOW)

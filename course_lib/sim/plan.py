@@ -1,7 +1,8 @@
 """How a simulated launch is cut into batches of blocks, and whether it is worth starting.
 
-- ``bytes_per_block``: what one block costs while its batch runs: every declared register per
-  thread slot, shared memory, the race detector's shadow of it, local memory, bookkeeping;
+- ``bytes_per_block``: what one block costs while its batch runs: the register arrays per thread
+  slot (registers never live together share one), shared memory, the race detector's shadow of
+  it and its notes, local memory, bookkeeping;
 - ``blocks_per_batch``: as many blocks as fit both the thread budget (small batches stay in
   cache) and the memory budget (2048 blocks with 227 KB of dynamic shared memory each once
   took 10.5 GB, most of it the race detector's shadow);
@@ -18,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compile.ptx import TYPES
 from ..errors import SimulationLimit
+from .block_memory import row_bytes
 from .races import RaceDetector
 
 BATCH_BYTES = 256 << 20        # memory one batch may hold
@@ -30,14 +31,16 @@ STEPS_PER_SECOND = 3.4e8
 
 def bytes_per_block(program) -> int:
     slots = program.slots_per_block
-    registers = sum(TYPES[t][0] if t in TYPES else 8 for t in program.kernel.registers.values())
-    local = max(program.local_bytes, 8) if program.local_bytes else 0
-    shared = -(-max(program.shared_bytes, 16) // 16) * 16
+    arrays = set(program.register_storage.key.values())       # registers share arrays (``registers``)
+    per_slot = sum(1 if kind == "pred" else kind for kind, *_ in arrays) + PER_SLOT_BYTES
+    per_slot += max(program.local_bytes, 8) if program.local_bytes else 0
+    shared = row_bytes(program.shared_bytes)
     shadow = 0
     if program.check_races and program.shared_bytes:
         granule = program.race_granule()
-        shadow = -(-program.shared_bytes // granule) * RaceDetector.bytes_per_entry(granule)
-    return slots * (registers + local + PER_SLOT_BYTES) + shared + shadow
+        shadow = shared // granule * RaceDetector.bytes_per_entry(granule)
+        per_slot += RaceDetector.bytes_per_slot(granule)
+    return slots * per_slot + shared + shadow
 
 
 def blocks_per_batch(program) -> int:

@@ -4,23 +4,34 @@ Between two barriers of a block, two different threads touching the same shared 
 least one write is a hazard: RAW (a thread reads what another wrote), WAR (a thread overwrites
 what another read) or WAW (two threads write different values; equal values are benign and not
 reported). Threads of different warps: an error. Threads of the same warp: a warning about
-warp-synchronous programming, unless a ``__syncwarp()`` separates the two accesses.
+warp-synchronous programming, unless a ``__syncwarp()`` separates the two accesses. A read of
+a granule no thread of the block has written yet is reported apart (``initialized``).
 
-Mechanism: a shadow entry per granule of shared memory per block (the granule is the smallest
-shared access width in the kernel, so a byte-wise tile is tracked per byte and a float tile per
-word) remembers the last writer (thread slot, instruction, value, warp-sync epoch) and the
-reader(s) since the last barrier. Each shared access is checked against the shadow with a few
-vectorized gathers and scatters; ``barrier(blocks)`` clears the shadow of released blocks.
-The order of accesses is the simulator's (lock-step by instruction), so a hazard's kind is
-the one this schedule exposes; the set of racing instruction pairs does not depend on it.
+Mechanism. The exact check is ``shadow.Shadow``: per granule, the last writer and readers,
+updated access by access. Most accesses never meet another thread's access to the same granule
+before the next barrier, so :class:`RaceDetector` first only notes each instruction's accesses
+(granules, threads, values, in buffers kept for the whole launch) and marks each granule read,
+written, and *suspect* once a second access meets it with a write on either side (or one
+instruction writes it twice). At the barrier (or the end of the batch) only the accesses to
+suspect granules are replayed through the shadow, in their original order: the same records,
+counts and first examples as checking every access, at a fraction of the cost — a correct
+kernel has no suspect granule at all. An epoch with more accesses than ``PENDING_ACCESSES``
+batches' worth switches to checking each access at once, so the buffers stay bounded.
+
+The order of accesses is the simulator's (lock-step by instruction), so a hazard's kind is the
+one this schedule exposes; the set of racing instruction pairs does not depend on it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-NONE, MANY = -1, -2
+from .block_memory import row_bytes
+from .shadow import UINT, Shadow
+
+PENDING_ACCESSES = 4     # one batch's worth of accesses each: what an epoch may note before checking
+READ, WRITE, SUSPECT = 1, 2, 4   # a granule's marks in the current epoch
 
 
 @dataclass
@@ -64,148 +75,154 @@ class Race:
                 f"block {self.block}, with no barrier between — seen {self.count} time(s)\n  hint: {self.hint}")
 
 
-UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.uint64}
-
-
-@dataclass
 class RaceDetector:
-    """Shadow state of every block's shared memory in a batch: hazards and initialisation."""
-    nblocks: int
-    size: int                  # shared bytes per block (from SHARED_START)
-    granule: int               # bytes per shadow entry
-    slots_per_block: int
-    records: dict = field(default_factory=dict)
+    """Races and reads of never-written memory in one batch's shared memory."""
+
+    def __init__(self, max_blocks: int, size: int, granule: int, slots_per_block: int):
+        self.granule = granule
+        self.shift = granule.bit_length() - 1
+        self.per_block = row_bytes(size) // granule
+        self.slots_per_block = slots_per_block
+        max_slots, entries = max_blocks * slots_per_block, max_blocks * self.per_block
+        self.shadow = Shadow(entries, granule, max_slots // 32)
+        self._initialized = np.empty(entries, np.bool_)
+        self._marks = np.empty(entries, np.uint8)
+        self._owner = np.empty(entries, np.int32)
+        self.limit = PENDING_ACCESSES * max_slots
+        self.noted_entry = np.empty(self.limit, np.int32)     # the epoch's accesses, in order
+        self.noted_slot = np.empty(self.limit, np.int32)
+        self.noted_value = np.empty(self.limit, UINT[granule])
+        self.noted_sync = None                                # allocated at the first __syncwarp
 
     @staticmethod
     def bytes_per_entry(granule):
-        """Shadow bytes per granule of shared memory: seven int32 fields, the value, the init flag."""
-        return 7 * 4 + np.dtype(UINT[granule]).itemsize + 4 + 1
+        """Shadow bytes per granule of shared memory: eight int32 fields, the value, two flags, and
+        the int32 that finds one instruction writing a granule twice."""
+        return 9 * 4 + np.dtype(UINT[granule]).itemsize + 2
 
-    def __post_init__(self):
-        self.per_block = -(-self.size // self.granule)
-        n = self.nblocks * self.per_block
-        self.writer = np.full(n, NONE, np.int32)
-        self.writer_pc = np.zeros(n, np.int32)
-        self.writer_sync = np.zeros(n, np.int32)
-        self.value = np.zeros(n, UINT[self.granule])
-        # up to two distinct readers since the last barrier are enough to name a partner
-        self.reader_a = np.full(n, NONE, np.int32)
-        self.reader_b = np.full(n, NONE, np.int32)
-        self.reader_a_sync = np.zeros(n, np.int32)
-        self.reader_b_sync = np.zeros(n, np.int32)
-        self.reader_pc = np.zeros(n, np.int32)
-        self.initialized = np.zeros(n, np.bool_)
-        self.warp_sync = np.zeros(self.nblocks * self.slots_per_block // 32 + 1, np.int32)
-        self.synced = False   # no __syncwarp yet: epochs are all zero, skip tracking them
+    @staticmethod
+    def bytes_per_slot(granule):
+        """What the accesses noted until the next barrier take, per thread slot."""
+        return PENDING_ACCESSES * (4 + 4 + np.dtype(UINT[granule]).itemsize)
 
-    def entries(self, rel_addr, block, width):
-        """Shadow indices (n, k) covered by accesses of `width` bytes at block-relative addresses."""
+    def reset(self, nblocks: int) -> "RaceDetector":
+        self.nblocks = nblocks
+        entries = nblocks * self.per_block
+        self.initialized = self._initialized[:entries]
+        self.initialized.fill(False)
+        self.marks = self._marks[:entries]
+        self.shadow.reset(entries, nblocks * self.slots_per_block // 32)
+        self.records = self.shadow.records
+        self._new_epoch()
+        self.direct = False
+        return self
+
+    def entries(self, flat, width):
+        """Shadow entries (n, k) of `width`-byte accesses at byte offsets `flat` into the batch's
+        shared memory (block-major, ``row_bytes`` per block)."""
+        first = flat >> self.shift
         k = max(1, width // self.granule)
-        first = (block * self.per_block + rel_addr // self.granule).astype(np.int64)
         return first[:, None] + np.arange(k) if k > 1 else first[:, None]
 
     def access(self, pc, slots, entries, is_write, values=None):
-        """Check and record one instruction's shared accesses: `slots` (n,), `entries` and
-        `values` (n, k) with one value per granule. Returns a mask of reads of never-written
-        memory (per access), or None."""
+        """Note one instruction's shared accesses: thread `slots` (n,), `entries` and `values`
+        (n, k) with one value per granule. Returns a mask of reads of never-written memory (per
+        access), or None."""
         k = entries.shape[1]
         e = entries.reshape(-1)
-        me = slots.astype(np.int32) if k == 1 else np.repeat(slots.astype(np.int32), k)
-        sync = self.warp_sync[me >> 5] if self.synced else None
-        w = self.writer[e]
-        near = (w >= 0) & (w != me)
-        if not is_write:
-            fresh = ~self.initialized[e]
-            if near.any():
-                i = np.flatnonzero(near)
-                hit = self._unordered(w[i], self.writer_sync[e[i]], me[i], sync, i)
-                self._record("RAW", i[hit], w, self.writer_pc[e], me, pc, e)
-            self._add_reader(e, me, sync, pc)
-            return fresh.reshape(-1, k).any(axis=1) if fresh.any() else None
-        v = values.reshape(-1)
-        waw_at = np.zeros(0, np.int64)
-        if near.any():
-            i = np.flatnonzero(near)
-            hit = self._unordered(w[i], self.writer_sync[e[i]], me[i], sync, i) & (self.value[e[i]] != v[i])
-            waw_at = i[hit]
-            self._record("WAW", waw_at, w, self.writer_pc[e], me, pc, e)
-        ra, rb = self.reader_a[e], self.reader_b[e]
-        use_a = (ra >= 0) & (ra != me)
-        other = np.where(use_a, ra, rb)
-        cand = other >= 0
-        cand[waw_at] = False
-        if cand.any():
-            i = np.flatnonzero(cand)
-            osync = np.where(use_a[i], self.reader_a_sync[e[i]], self.reader_b_sync[e[i]])
-            hit = self._unordered(other[i], osync, me[i], sync, i)
-            self._record("WAR", i[hit], other, self.reader_pc[e], me, pc, e)
-        self.writer[e] = me
-        self.writer_pc[e] = pc
-        self.value[e] = v
-        self.initialized[e] = True
+        fresh = None
+        if is_write:
+            self.initialized[e] = True
+        else:
+            unset = ~self.initialized[e]
+            if unset.any():
+                fresh = unset.reshape(-1, k).any(axis=1)
+        me = slots if k == 1 else np.repeat(slots, k)
+        values = None if values is None else values.reshape(-1)
+        sync = self.shadow.epochs(me)
+        if not self.direct and self.used + e.size > self.limit:
+            self._replay_noted(None)          # too many to note: check this epoch access by access
+            self.direct = True
+        if self.direct:
+            self.shadow.access(pc, me.astype(np.int32), e, is_write, values, sync)
+        else:
+            self._note(pc, me, e, is_write, values, sync)
+        return fresh
+
+    def _note(self, pc, me, e, is_write, values, sync):
+        before = self.marks[e]
+        meets = (before != 0) if is_write else (before & WRITE) != 0    # another access to the granule
+        self.marks[e] = before | (WRITE if is_write else READ) | np.where(meets, SUSPECT, 0).astype(np.uint8)
+        if is_write and e.size > 1 and not (e[1:] > e[:-1]).all():     # one instruction writing a granule twice?
+            twice = self._written_twice(e)
+            if twice is not None:
+                self.marks[twice] |= SUSPECT
+                self.suspect = True
+        self.suspect = self.suspect or bool(meets.any())
+        start, stop = self.used, self.used + e.size
+        self.noted_entry[start:stop] = e
+        self.noted_slot[start:stop] = me
+        if is_write:
+            self.noted_value[start:stop] = values
         if sync is not None:
-            self.writer_sync[e] = sync
-        winner = self.writer[e]
-        clash = winner != me    # two threads of this instruction wrote one entry...
-        if clash.any():
-            i = np.flatnonzero(clash)
-            i = i[self.value[e[i]] != v[i]]   # ...with two different values
-            self._record("WAW", i, winner, np.full(e.size, pc, np.int32), me, pc, e)
+            if self.noted_sync is None:
+                self.noted_sync = np.zeros(self.limit, np.int32)
+            self.noted_sync[start:stop] = sync
+        self.noted.append((pc, is_write, start, stop, sync is not None))
+        self.used = stop
 
-    def _add_reader(self, e, me, sync, pc):
-        first = self.reader_a[e] < 0
-        if first.all():
-            self.reader_a[e] = me
-            if sync is not None:
-                self.reader_a_sync[e] = sync
-        elif first.any():
-            self.reader_a[e[first]] = me[first]
-            if sync is not None:
-                self.reader_a_sync[e[first]] = sync[first]
-        second = self.reader_a[e] != me
-        if second.any():
-            i = np.flatnonzero(second)
-            i = i[self.reader_b[e[i]] < 0]
-            self.reader_b[e[i]] = me[i]
-            if sync is not None:
-                self.reader_b_sync[e[i]] = sync[i]
-        self.reader_pc[e] = pc
-
-    def _unordered(self, other, other_sync, me, my_sync, idx):
-        """Different warps are unordered until a barrier; a warp's own threads until __syncwarp()."""
-        if my_sync is None:
-            return np.ones(len(idx), np.bool_)
-        return ((other >> 5) != (me >> 5)) | (other_sync == my_sync[idx])
-
-    def _record(self, kind, idx, other, other_pc, me, pc, e):
-        if len(idx) == 0:
-            return
-        same_warp = (other[idx] >> 5) == (me[idx] >> 5)
-        for scope, sel in (("block", idx[~same_warp]), ("warp", idx[same_warp])):
-            if sel.size == 0:
-                continue
-            opcs = other_pc[sel]
-            for opc in np.unique(opcs):
-                pick = sel[opcs == opc]
-                key = (kind, int(opc), int(pc), scope)
-                rec = self.records.get(key)
-                if rec is None:
-                    i = int(pick[0])
-                    self.records[key] = [int(pick.size), int(other[i]), int(me[i]), int(e[i])]
-                else:
-                    rec[0] += int(pick.size)
-
-    def barrier(self, blocks):
-        """Blocks released from a barrier start a new epoch: forget their accesses."""
-        rows = (blocks.astype(np.int64) * self.per_block)[:, None] + np.arange(self.per_block)
-        rows = rows.reshape(-1)
-        for arr in (self.writer, self.reader_a, self.reader_b):
-            arr[rows] = NONE
-
-    def barrier_all(self):
-        for arr in (self.writer, self.reader_a, self.reader_b):
-            arr.fill(NONE)
+    def _written_twice(self, e):
+        """Granules that two threads of one instruction write: each writes its position, and the
+        positions that did not stick lost to another thread on the same granule."""
+        positions = np.arange(e.size, dtype=np.int32)
+        self._owner[e] = positions
+        lost = self._owner[e] != positions
+        return e[lost] if lost.any() else None
 
     def syncwarp(self, slots):
-        self.synced = True
-        self.warp_sync[np.unique(slots >> 5)] += 1
+        self.shadow.syncwarp(slots)
+
+    def barrier_all(self):
+        """Every block of the batch passed a barrier: its accesses so far can race no more."""
+        self.barrier(None)
+
+    def barrier(self, blocks):
+        """Blocks `blocks` (None: all) are released from a barrier; every other block of the batch
+        has left the kernel (the scheduler releases only when no thread can run)."""
+        if not self.direct:
+            self.finish()
+            return
+        rows = None
+        if blocks is not None:
+            rows = ((blocks.astype(np.int64) * self.per_block)[:, None] + np.arange(self.per_block)).reshape(-1)
+        self.shadow.clear(rows)
+        self.direct = False
+        self._new_epoch()
+
+    def finish(self):
+        """Check the noted accesses; ``records`` is then complete up to here."""
+        if self.suspect:
+            self._replay_noted((self.marks & SUSPECT) != 0)
+            self.shadow.clear()
+        self._new_epoch()
+
+    def _new_epoch(self):
+        self.marks.fill(0)
+        self.noted, self.used, self.suspect = [], 0, False
+
+    def _replay_noted(self, suspects):
+        """Run the noted accesses (those to `suspects` granules; all when None) through the shadow,
+        in their order."""
+        for pc, is_write, start, stop, synced in self.noted:
+            e, me = self.noted_entry[start:stop], self.noted_slot[start:stop]
+            values = self.noted_value[start:stop] if is_write else None
+            sync = self.noted_sync[start:stop] if synced else None
+            if suspects is not None:
+                sel = suspects[e]
+                if not sel.any():
+                    continue
+                e, me = e[sel], me[sel]
+                values = None if values is None else values[sel]
+                sync = None if sync is None else sync[sel]
+            self.shadow.access(pc, me, e, is_write, values, sync)
+        self.noted, self.used = [], 0

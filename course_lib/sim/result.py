@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..compile.platforms import install_hint
-from .metrics import METRIC_NAMES
+from .code_view import render
+from .metrics import METRIC_NAMES, access_width, totals
 from .races import Race  # noqa: F401  (the type of SimRun.races)
 
 MACHINE_CODE_WHEELS = ("nvidia-cuda-nvrtc==13.0.*", "nvidia-cuda-nvdisasm")   # what reads ptxas's machine code
@@ -57,7 +58,7 @@ class SimRun:
                 continue
             i = ins.index
             op = "ld" if ins.opcode in ("ld", "ldu") else "st"
-            common = dict(pc=i, line=ins.line, text=ins.text, op=op, width=fused.get(i) or _width(ins))
+            common = dict(pc=i, line=ins.line, text=ins.text, op=op, width=fused.get(i) or access_width(ins))
             # one row per space the instruction reached (a generic access may reach both)
             if c.global_requests[i]:
                 self.instructions.append(dict(common, space="global", requests=int(c.global_requests[i]),
@@ -67,10 +68,10 @@ class SimRun:
                 self.instructions.append(dict(common, space="shared", requests=int(c.shared_requests[i]),
                                               sectors=0, wavefronts=int(c.wavefronts[i]),
                                               conflicts=int(c.conflicts[i]), bytes=int(c.shared_bytes[i])))
-        self.metrics = _totals(self.instructions)
+        self.metrics = totals(self.instructions)
         self.by_line = {}
         for line in sorted({r["line"] for r in self.instructions}):
-            self.by_line[line] = _totals([r for r in self.instructions if r["line"] == line])
+            self.by_line[line] = totals([r for r in self.instructions if r["line"] == line])
         self.races = sorted((f for k, f in p.findings.items() if k[0] == "race"),
                             key=lambda r: (r.scope != "block", r.lines))
         self.warnings = [f for k, f in p.findings.items() if k[0] != "race"] + self._machine_warnings()
@@ -107,7 +108,6 @@ class SimRun:
         stores are marked with their width and counts, and fused ones with the PTX accesses
         they stand for. ``memory_only=True`` leaves out the other instructions. The result is
         text (print it) that a notebook shows as coloured HTML."""
-        from .code_view import render
         return render(self, view, lines=lines, memory_only=memory_only)
 
     def summary(self) -> str:
@@ -131,35 +131,3 @@ class SimRun:
 
     def __repr__(self):
         return (f"<SimRun grid={self.grid} block={self.block} in {self.elapsed:.2f} s>\n" + self.summary())
-
-
-def annotate(m) -> str:
-    bits = []
-    for op in ("ld", "st"):
-        req = m[METRIC_NAMES[("global", op, "requests")]]
-        if req:
-            bits.append(f"global {op}: {m[METRIC_NAMES[('global', op, 'sectors')]] / req:.1f} sectors/req")
-        wf = m[METRIC_NAMES[("shared", op, "wavefronts")]]
-        if wf:
-            c = m[METRIC_NAMES[("shared", op, "conflicts")]]
-            bits.append(f"shared {op}: {wf} wavefronts" + (f", {c} conflicts" if c else ""))
-    return "; ".join(bits)
-
-
-def _width(ins):
-    from ..compile.ptx import TYPES
-    vec = next((int(m[1:]) for m in ins.mods if m in ("v2", "v4", "v8")), 1)
-    return TYPES[ins.type][0] * vec if ins.type in TYPES else 0
-
-
-def _totals(rows):
-    out = {name: 0 for name in METRIC_NAMES.values()}
-    for r in rows:
-        sp = r["space"]
-        if sp == "global":
-            out[METRIC_NAMES[("global", r["op"], "requests")]] += r["requests"]
-            out[METRIC_NAMES[("global", r["op"], "sectors")]] += r["sectors"]
-        elif sp == "shared":
-            out[METRIC_NAMES[("shared", r["op"], "wavefronts")]] += r["wavefronts"]
-            out[METRIC_NAMES[("shared", r["op"], "conflicts")]] += r["conflicts"]
-    return out

@@ -18,8 +18,8 @@ import numpy as np
 
 from ..errors import BarrierError, UnsupportedInstruction
 from . import mbarrier
-from .access import _address_reader
-from .instructions import reader, writer
+from .access import address_reader
+from .operands import reader, writer
 
 KINDS = ("init", "arrive", "arrive_drop", "expect_tx", "complete_tx", "try_wait", "test_wait", "inval")
 
@@ -84,7 +84,7 @@ def build(ins, program):
 
 
 def _init(ins, program, kind):
-    addr_r = _address_reader(ins.operands[0], program)
+    addr_r = address_reader(ins.operands[0], program)
     count_r = reader(ins.operands[1], "u32", program)
 
     def run(b, mask):
@@ -102,7 +102,7 @@ def _arrive(ins, program, kind):
     ops = ins.operands
     state_w = writer(ops[0], "b64") if ops[0].kind in ("reg", "sink") else None
     addr_op = ops[1] if state_w is not None else ops[0]
-    addr_r = _address_reader(addr_op, program)
+    addr_r = address_reader(addr_op, program)
     extra = ops[2] if state_w is not None and len(ops) > 2 else None
     extra_r = reader(extra, "u32", program) if extra is not None else None
 
@@ -125,7 +125,7 @@ def _arrive(ins, program, kind):
 
 
 def _expect_tx(ins, program, kind):
-    addr_r = _address_reader(ins.operands[0], program)
+    addr_r = address_reader(ins.operands[0], program)
     tx_r = reader(ins.operands[1], "u32", program)
 
     def run(b, mask):
@@ -141,7 +141,7 @@ def _expect_tx(ins, program, kind):
 def _wait(ins, program, kind):
     ops = ins.operands
     pred_w = writer(ops[0], "pred")
-    addr_r = _address_reader(ops[1], program)
+    addr_r = address_reader(ops[1], program)
     parity = "parity" in ins.mods
     what_r = reader(ops[2], "u32" if parity else "b64", program)
 
@@ -156,7 +156,7 @@ def _wait(ins, program, kind):
 
 
 def _inval(ins, program, kind):
-    addr_r = _address_reader(ins.operands[0], program)
+    addr_r = address_reader(ins.operands[0], program)
 
     def run(b, mask):
         for key in _groups(b, _slots(b, mask), addr_r(b, mask)):

@@ -8,8 +8,8 @@ import contextlib
 
 import numpy as np
 
-from course_lib.sim import (access, async_result, copy_ops, copy_races, executor, instructions, matrix_ops, param_ops,
-                            result, sync_ops)
+from course_lib.sim import (access, async_result, copy_ops, copy_races, executor, instructions, matrix_ops, metrics,
+                            param_ops, sync_ops)
 from course_lib.sim.memory import GlobalMemory
 
 
@@ -51,8 +51,8 @@ def simulate(fn, grid, block, args, shared_mem=0, **options):
     run = program.run()
     # what result.SimRun will do once the dispatch runs these instructions (issue 19, phase 2)
     run.instructions += async_result.rows(program)
-    run.metrics = {**result._totals(run.instructions), **async_result.extra_metrics(program)}
-    run.by_line = {line: result._totals([r for r in run.instructions if r["line"] == line])
+    run.metrics = {**metrics.totals(run.instructions), **async_result.extra_metrics(program)}
+    run.by_line = {line: metrics.totals([r for r in run.instructions if r["line"] == line])
                    for line in sorted({r["line"] for r in run.instructions})}
     run.warnings += async_result.notes(program)
     run.tma_counts = async_result.extra_metrics(program)
