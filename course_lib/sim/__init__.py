@@ -1,10 +1,17 @@
 """The CPU simulator: run the PTX NVRTC emitted for a kernel, with exact memory metrics.
 
-Modules: ``executor`` (scheduling, barriers, limits), ``instructions`` and ``access``
-(one closure per PTX instruction), ``alu`` (arithmetic semantics), ``memory`` (address
-spaces), ``metrics`` (Nsight Compute's counting rules), ``races`` (racecheck), ``calls``
-(printf, assert), ``state`` (per-batch registers), ``fusion`` (which PTX accesses ptxas fused
-into one machine instruction, from the SASS), ``result`` (SimRun).
+Modules, from the launch down: ``executor`` (one launch: batches of blocks, limits, findings),
+``plan`` (batch sizes and the up-front estimate), ``scheduler`` (the SIMT loop of one batch:
+divergence, barriers), ``control`` (what jumps, exits and barriers tell it), ``state`` (a batch's
+registers and the workspace its batches share), ``registers`` (which registers may share storage),
+``layout`` (where variables live); ``instructions`` (one closure per PTX instruction, a table per
+opcode) with ``operands``, ``alu``/``int_ops``/``bitops``/``float_ops``/``float_select``/
+``rounding``/``exact`` (arithmetic semantics), ``convert`` (cvt), ``warp_ops``
+(shfl, vote), ``access`` (loads and stores), ``atomics``, ``calls`` (printf, assert, trap);
+``memory``/``block_memory`` (address spaces), ``metrics`` (Nsight Compute's counting rules),
+``fusion`` (which PTX accesses ptxas fused, from the SASS), ``races``/``shadow`` (racecheck),
+``diagnose`` (what to tell the student), ``heap`` (a steady C heap), ``progress``;
+``result`` (SimRun) and ``code_view`` (its listings).
 """
 from __future__ import annotations
 

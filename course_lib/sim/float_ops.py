@@ -7,14 +7,12 @@ Semantics. Results are correctly rounded in every mode the instruction names (``
 numpy's own IEEE arithmetic where that is exact; ``.rz/.rm/.rp``, every ``fma`` and all
 half-precision math go through ``rounding``). ``.ftz`` flushes subnormal inputs and results to
 zeros of the same sign; ``.sat`` clamps to [0, 1] with NaN and -0 -> +0; ``.relu`` clamps
-negatives to +0. ``copysign`` is a sign-bit operation; ``neg``/``abs`` too, except on NaNs.
-``min``/``max`` return the non-NaN operand (``.NaN``: NaN if either is), ordering -0 below +0.
+negatives to +0. ``copysign``, ``neg``, ``abs``, ``min``, ``max`` and comparisons are ``float_select``'s.
 
 NaN results, as an H100 gives them (the ISA leaves the bits open): f32, f16 and bf16 give the
-canonical NaN (0x7FFFFFFF, 0x7FFF), abs/neg of a NaN included. f64 keeps payloads
-(``f64_nans``): a NaN operand comes back quieted with its sign; an invalid operation on
-numbers (0 * inf, inf - inf, 0 / 0, sqrt(-1)) gives 0xFFF8000000000000; abs/neg of a NaN
-quiet it and leave the sign alone. Approximate instructions (``.approx``, ``div.full``, ``ex2``
+canonical NaN (0x7FFFFFFF, 0x7FFF). f64 keeps payloads (``f64_nans``): a NaN operand comes back
+quieted with its sign; an invalid operation on numbers (0 * inf, inf - inf, 0 / 0, sqrt(-1))
+gives 0xFFF8000000000000. Approximate instructions (``.approx``, ``div.full``, ``ex2``
 ...) are computed exactly and rounded, except rcp.approx.ftz.f64 (the hardware's top-word
 reciprocal); ``alu``'s docstring lists how far the hardware is from the others.
 """
@@ -24,7 +22,7 @@ import dataclasses
 
 import numpy as np
 
-from . import rounding
+from . import exact, rounding
 
 F32_NAN = np.uint32(0x7FFFFFFF).view(np.float32)
 F64_NAN = np.uint64(0x7FFFFFFFFFFFFFFF).view(np.float64)
@@ -98,11 +96,11 @@ def _f32_exact(name, xs):
     """(value in f64, residual) with value + residual == the exact result (sign-exact residual)."""
     x = [v.astype(np.float64) for v in xs]
     if name in ("add", "sub"):
-        return rounding.two_sum(x[0], x[1] if name == "add" else -x[1])
+        return exact.two_sum(x[0], x[1] if name == "add" else -x[1])
     if name == "mul":
         return x[0] * x[1], np.zeros(x[0].shape)
     if name == "fma":
-        return rounding.two_sum(x[0] * x[1], x[2])
+        return exact.two_sum(x[0] * x[1], x[2])
     if name in ("div", "rcp"):
         a, b = (np.ones_like(x[0]), x[0]) if name == "rcp" else x
         q = a / b
@@ -164,7 +162,7 @@ def f64(name, ins):
         return approx(np.sqrt, ins)
 
     def fn(*xs):
-        r = f64_nans(name, xs, rounding.f64_op(name, xs, mode))
+        r = f64_nans(name, xs, exact.f64_op(name, xs, mode))
         return _sat(r) if sat else r
     return fn
 
@@ -189,11 +187,11 @@ def half(name, ins, fmt):
             xs = [ftz(x) for x in xs]
         x = [to64(v, fmt) for v in xs]
         if name in ("add", "sub"):
-            s, e = rounding.two_sum(x[0], x[1] if name == "add" else -x[1])
+            s, e = exact.two_sum(x[0], x[1] if name == "add" else -x[1])
         elif name == "mul":
             s, e = x[0] * x[1], None
         elif name == "fma":
-            s, e = rounding.two_sum(x[0] * x[1], x[2])
+            s, e = exact.two_sum(x[0] * x[1], x[2])
         else:
             raise KeyError(name)
         with np.errstate(invalid="ignore"):
@@ -230,82 +228,6 @@ def packed(plan_scalar, ins):
         hi = np.asarray(fn(*[lane(x, 1) for x in xs])).view(np.uint16).astype(np.uint32)
         return lo | (hi << np.uint32(16))
     return pack, [t] * len(srcs), t
-
-
-# ----------------------------------------------------------------------------- min/max, compare, misc
-
-def minmax(is_max, ins):
-    t = ins.type
-    flush, nan_prop = "ftz" in ins.mods, "NaN" in ins.mods
-    if "xorsign" in ins.mods or "abs" in ins.mods:
-        raise KeyError("min/max.xorsign.abs")
-
-    nanval = {"bf16": np.uint16(0x7FFF), "f16": np.uint16(0x7FFF).view(np.float16), "f32": F32_NAN}.get(t)
-
-    def fn(a, b):
-        if t == "bf16":
-            x, y = to64(a, "bf16"), to64(b, "bf16")
-        elif flush:
-            a, b = x, y = ftz(a), ftz(b)
-        else:
-            x, y = a, b
-        if is_max:
-            pick_a = (x > y) | ((x == y) & ~np.signbit(x))
-        else:
-            pick_a = (x < y) | ((x == y) & np.signbit(x))
-        r = np.where(pick_a, a, b)
-        na, nb = np.isnan(x), np.isnan(y)
-        r = np.where(na & ~nb, b, np.where(nb & ~na, a, r))
-        nan_out = (na | nb) if nan_prop else (na & nb)
-        if t == "f64":     # both NaN: the second operand's payload, quieted
-            return f64_nans("max" if is_max else "min", (a, b), np.where(nan_out, F64_NAN, r))
-        return np.where(nan_out, nanval, r)
-    return fn
-
-
-def compare(cmp, t):
-    ops = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
-           "gt": np.greater, "ge": np.greater_equal}
-    conv = (lambda v: to64(v, "bf16")) if t == "bf16" else (lambda v: v)
-    if cmp in ("num", "nan"):
-        def f(a, b):
-            un = np.isnan(conv(a)) | np.isnan(conv(b))
-            return ~un if cmp == "num" else un
-        return f
-    base = ops[cmp[:-1] if cmp.endswith("u") else cmp]
-    unordered_true = cmp.endswith("u")
-
-    def fn(a, b):
-        x, y = conv(a), conv(b)
-        un = np.isnan(x) | np.isnan(y)
-        return (base(x, y) | un) if unordered_true else (base(x, y) & ~un)
-    return fn
-
-
-_INF_BITS = {"f16": 0x7C00, "bf16": 0x7F80, "f32": 0x7F800000, "f64": 0x7FF0000000000000}
-
-
-def sign_op(kind, ins):
-    """neg/abs on the sign bit (with .ftz flushing first). A NaN operand gives the canonical NaN
-    for f16/bf16/f32 and, for f64, its own bits quieted with the sign unchanged (as an H100)."""
-    t = ins.type
-    flush = "ftz" in ins.mods
-    width = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}[t]
-    u = {16: np.uint16, 32: np.uint32, 64: np.uint64}[width]
-    bit = u(1) << u(width - 1)
-    inf = u(_INF_BITS[t])
-    nan_out = u(0x7FFF) if width == 16 else u(0x7FFFFFFF) if width == 32 else None
-
-    def fn(a):
-        if flush:
-            a = ftz(a)
-        b = np.asarray(a).view(u)
-        r = (b ^ bit) if kind == "neg" else (b & ~bit)
-        nan = (b & ~bit) > inf
-        if nan.any():
-            r = np.where(nan, (b | u(1 << 51)) if nan_out is None else nan_out, r)
-        return r.view(a.dtype)
-    return fn
 
 
 _HI_WORD = np.uint64(0xFFFFFFFF00000000)
