@@ -25,7 +25,7 @@ import numpy as np
 
 from ..compile import ptx as ptxmod
 from ..errors import KernelError
-from . import diagnose, heap, layout, plan, registers
+from . import access, diagnose, heap, layout, plan, registers
 from .instructions import build
 from .memory import SHARED_START, GlobalMemory
 from .metrics import Counters
@@ -93,16 +93,19 @@ class Program:
         return np.frombuffer(self.params[start:start + width].ljust(width, b"\0"), dtype)[0]
 
     def race_granule(self):
-        """The smallest shared access width in the kernel: the race detector's unit of shadow."""
-        widths = [ptxmod.TYPES[i.type][0] for i in self.kernel.instructions
-                  if i.opcode in ("ld", "st", "atom", "red") and i.type in ptxmod.TYPES and
-                  ("shared" in i.mods or not any(m in i.mods for m in ("global", "local", "param", "const")))]
-        return min([w for w in widths if w] + [4])
+        """(granule, granules per access): the smallest shared access width in the kernel (at most 4
+        bytes), the race detector's unit of shadow, and how many of them its widest access covers."""
+        sizes = [(ptxmod.TYPES[i.type][0], access.vector_count(i)) for i in self.kernel.instructions
+                 if i.opcode in ("ld", "st", "atom", "red") and i.type in ptxmod.TYPES
+                 and access.space_of(i) in ("shared", "generic") and ptxmod.TYPES[i.type][0]]
+        granule = min([w for w, _ in sizes] + [4])
+        return granule, max([w * n // granule for w, n in sizes] + [1])
 
     def new_race_detector(self, nblocks, tp):
         if not self.check_races or self.shared_bytes == 0:
             return None
-        return RaceDetector(nblocks, self.shared_bytes, self.race_granule(), tp)
+        granule, per_access = self.race_granule()
+        return RaceDetector(nblocks, self.shared_bytes, granule, tp, per_access)
 
     # ------------------------------------------------------------------ naming threads and lines
     def source_line(self, line):

@@ -18,7 +18,7 @@ from ..compile.ptx import TYPES
 from . import access, alu, atomics, calls, convert, warp_ops
 from .control import Arrive, Exit, Jump
 from .memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
-from .operands import reader, unsupported, writer
+from .operands import plain_integer, reader, unsupported, writer
 
 
 def build(ins, program):
@@ -50,7 +50,9 @@ def no_effect(ins, program):
 
 
 def build_alu(ins, program):
-    """dst = fn(sources) for an arithmetic or logic instruction of ``alu.OPS``."""
+    """dst = fn(sources) for an arithmetic or logic instruction of ``alu.OPS``. With integer types
+    only, threads of a diverged batch are computed over every slot and stored through the mask:
+    cheaper than gathering each source and scattering the result."""
     try:
         fn, src_types, dst_type = alu.plan(ins)
     except (KeyError, IndexError, TypeError):
@@ -58,14 +60,14 @@ def build_alu(ins, program):
     if ins.opcode == "setp" and ins.operands[0].kind == "vec":
         return _setp_pair(ins, program, src_types)
     srcs = [reader(o, t, program) for o, t in zip(ins.operands[1:], src_types)]
-    dst = writer(ins.operands[0], dst_type)
+    whole = all(plain_integer(t) for t in [*src_types, dst_type])
+    dst = writer(ins.operands[0], dst_type, whole)
+    if whole:
+        return lambda b, mask: dst(b, mask, fn(*[s(b, None) for s in srcs]))
     if len(srcs) == 2:
-        a, b_ = srcs
-        return lambda b, mask: dst(b, mask, fn(a(b, mask), b_(b, mask)))
-
-    def run(b, mask):
-        dst(b, mask, fn(*[s(b, mask) for s in srcs]))
-    return run
+        a, c = srcs
+        return lambda b, mask: dst(b, mask, fn(a(b, mask), c(b, mask)))
+    return lambda b, mask: dst(b, mask, fn(*[s(b, mask) for s in srcs]))
 
 
 def _setp_pair(ins, program, src_types):
@@ -92,8 +94,9 @@ def build_mov(ins, program):
     t = ins.type
     dst, src = ins.operands
     read = reader(src, t, program)
-    write = writer(dst, t)
-    return lambda b, mask: write(b, mask, read(b, mask))
+    whole = plain_integer(t)
+    write = writer(dst, t, whole)
+    return lambda b, mask: write(b, mask, read(b, None if whole else mask))
 
 
 def build_cvta(ins, program):

@@ -80,14 +80,15 @@ def immediate(value, t):
     return np.asarray(int(value) & ((1 << (8 * w)) - 1), np.uint64).astype(UINT[w]).view(npt)[()]
 
 
-def writer(op, t):
-    """A function (batch, mask, value) storing `value` (typed t) into operand `op`."""
+def writer(op, t, whole=False):
+    """A function (batch, mask, value) storing `value` (typed t) into operand `op` for the threads
+    in `mask`: `value` holds just those threads' values, or, with ``whole=True``, one per slot."""
     if op.kind == "sink":
         return lambda b, mask, v: None
     if op.kind == "vec":  # unpack one wide value into several registers
         w = TYPES[t][0] // len(op.items)
         part_t = {1: "b8", 2: "b16", 4: "b32", 8: "b64"}[w]
-        subs = [writer(x, part_t) for x in op.items]
+        subs = [writer(x, part_t, whole) for x in op.items]
 
         def unpack(b, mask, v):
             u = np.asarray(v).view(UINT[TYPES[t][0]]).astype(np.uint64)
@@ -101,9 +102,17 @@ def writer(op, t):
         vals = to_storage(v, t, arr.dtype)
         if mask is None:
             arr[...] = vals
+        elif whole:
+            np.copyto(arr, vals, where=mask)
         else:
             arr[mask] = vals
     return write
+
+
+def plain_integer(t) -> bool:
+    """An integer, bit-field or predicate type: arithmetic on it cannot fail or slow down on any
+    value, so an instruction may compute it for every slot and keep the active ones."""
+    return t == "pred" or (t[0] in "bus" and t in TYPES and t != "bf16")
 
 
 def unsupported(ins, why):

@@ -37,9 +37,9 @@ def bytes_per_block(program) -> int:
     shared = row_bytes(program.shared_bytes)
     shadow = 0
     if program.check_races and program.shared_bytes:
-        granule = program.race_granule()
+        granule, per_access = program.race_granule()
         shadow = shared // granule * RaceDetector.bytes_per_entry(granule)
-        per_slot += RaceDetector.bytes_per_slot(granule)
+        per_slot += RaceDetector.bytes_per_slot(granule, per_access)
     return slots * per_slot + shared + shadow
 
 

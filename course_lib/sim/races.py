@@ -78,7 +78,7 @@ class Race:
 class RaceDetector:
     """Races and reads of never-written memory in one batch's shared memory."""
 
-    def __init__(self, max_blocks: int, size: int, granule: int, slots_per_block: int):
+    def __init__(self, max_blocks: int, size: int, granule: int, slots_per_block: int, per_access: int = 1):
         self.granule = granule
         self.shift = granule.bit_length() - 1
         self.per_block = row_bytes(size) // granule
@@ -88,7 +88,7 @@ class RaceDetector:
         self._initialized = np.empty(entries, np.bool_)
         self._marks = np.empty(entries, np.uint8)
         self._owner = np.empty(entries, np.int32)
-        self.limit = PENDING_ACCESSES * max_slots
+        self.limit = PENDING_ACCESSES * max_slots * per_access     # granules noted until the barrier
         self.noted_entry = np.empty(self.limit, np.int32)     # the epoch's accesses, in order
         self.noted_slot = np.empty(self.limit, np.int32)
         self.noted_value = np.empty(self.limit, UINT[granule])
@@ -101,9 +101,9 @@ class RaceDetector:
         return 9 * 4 + np.dtype(UINT[granule]).itemsize + 2
 
     @staticmethod
-    def bytes_per_slot(granule):
+    def bytes_per_slot(granule, per_access=1):
         """What the accesses noted until the next barrier take, per thread slot."""
-        return PENDING_ACCESSES * (4 + 4 + np.dtype(UINT[granule]).itemsize)
+        return PENDING_ACCESSES * per_access * (4 + 4 + np.dtype(UINT[granule]).itemsize)
 
     def reset(self, nblocks: int) -> "RaceDetector":
         self.nblocks = nblocks

@@ -2,10 +2,10 @@
 
 Every thread of the batch has a program counter. While all live threads share one PC the
 batch is *converged* and each instruction is one numpy operation over all of them. A branch
-that splits them switches to one PC per thread: the scheduler then always runs the lowest PC
-among runnable threads, for exactly the threads at that PC, which re-converges structured
-code at the join point (the threads that went ahead wait there until the others catch up);
-the batch is converged again once every live thread is at one PC.
+that splits them switches to groups of threads by PC: the scheduler then always runs the lowest
+PC's group, which re-converges structured code at the join point (the threads that went ahead
+wait there until the others catch up); the batch is converged again once every live thread is
+at one PC.
 
 ``bar.sync`` parks threads until no thread of the batch can run; then every block whose
 waiting threads are all at the same barrier is released (threads that have exited do not
@@ -57,58 +57,62 @@ def run_batch(program, batch):
 
 
 class Threads:
-    """Where the threads of one batch are: one PC for all (converged) or one each (diverged)."""
+    """Where the threads of one batch are: one PC for all (converged), or groups of threads by PC.
+
+    While diverged, ``groups`` maps each PC to the mask of the live threads there that can run, and
+    ``waiting`` each barrier's PC to the threads parked at it; together they hold every live thread
+    once. The lowest PC's group runs next, and the threads it moves join the group at their new PC,
+    so an instruction costs one merge, whatever the number of threads."""
 
     def __init__(self, program, batch):
         self.program, self.batch = program, batch
         self.end = len(program.code)
         self.pc = 0                # every live thread's PC, while converged
-        self.pcs = None            # per-thread PCs while diverged (LEFT once a thread has left)
-        self.waiting = None        # per-thread: parked at a barrier (only while diverged)
+        self.groups = None         # {pc: mask} while diverged
+        self.waiting = None        # {barrier pc: mask} while diverged
 
     def next_group(self):
         """(pc, mask) of the threads to run next (mask None: every slot); None when all have left."""
         b = self.batch
-        if self.pcs is None:
+        if self.groups is None:
             if b.all_alive:
                 return self.pc, None
             return (self.pc, b.alive.copy()) if b.alive.any() else None
-        runnable = b.alive & ~self.waiting
-        while not runnable.any():
-            if not (self.waiting & b.alive).any():
+        while not self.groups:
+            if not self.waiting:
                 return None
             self._release()
-            runnable = b.alive & ~self.waiting
-        pc = int(self.pcs[runnable].min())
-        mask = runnable & (self.pcs == pc)
-        if not self.waiting.any() and mask.sum() == runnable.sum():     # re-converged
-            self.pcs = self.waiting = None
+        if len(self.groups) == 1 and not self.waiting:      # every live thread at one PC again
+            (pc, mask), = self.groups.items()
+            self.groups = self.waiting = None
             self.pc = pc
-            return pc, (None if b.all_alive else b.alive.copy())
-        return pc, mask
+            return pc, (None if b.all_alive else mask)
+        pc = min(self.groups)
+        return pc, self.groups.pop(pc)
 
     def advance(self, pc, mask):
-        if self.pcs is None:
+        if self.groups is None:
             self.pc = pc + 1
         else:
-            self.pcs[mask] = pc + 1
+            self._join(pc + 1, mask)
 
     def branch(self, pc, mask, taken, target):
         """The threads in `taken` (all of `mask` when None) jump to `target`; the others fall through."""
         if taken is None:
-            if self.pcs is None:
+            if self.groups is None:
                 self.pc = target
             else:
-                self.pcs[mask] = target
+                self._join(target, mask)
             return
-        if self.pcs is None:
-            n_taken = int(taken.sum())
-            if n_taken == 0 or n_taken == (self.batch.n if mask is None else int(mask.sum())):
+        if self.groups is None:
+            n_taken = np.count_nonzero(taken)
+            if n_taken == 0 or n_taken == (self.batch.n if mask is None else np.count_nonzero(mask)):
                 self.pc = target if n_taken else pc + 1    # a uniform branch keeps them together
                 return
-            self._diverge(pc)
-        self.pcs[self.batch.alive if mask is None else mask] = pc + 1
-        self.pcs[taken] = target
+            mask = self._diverge(mask)
+            taken = taken & mask                          # `taken` may be a predicate register itself
+        self._join(pc + 1, mask & ~taken)
+        self._join(target, taken)
 
     def leave(self, pc, mask, leaving):
         b = self.batch
@@ -118,16 +122,15 @@ class Threads:
         b.exit_pc[leaving] = min(pc, self.end - 1)
         b.alive[leaving] = False
         b.all_alive = False
-        if self.pcs is None:
+        if self.groups is None:
             self.pc = pc + 1          # the survivors (a guarded ret) were all here: still converged
-        else:
-            self.pcs[mask] = pc + 1
-            self.pcs[leaving] = LEFT
+        elif leaving is not mask:
+            self._join(pc + 1, mask & ~leaving)
 
     def arrive(self, pc, mask, arriving):
         b = self.batch
-        everyone = arriving is None or int(arriving.sum()) == int(b.alive.sum())
-        if self.pcs is None and everyone:              # the whole batch is here: release at once
+        everyone = arriving is None or np.count_nonzero(arriving) == np.count_nonzero(b.alive)
+        if self.groups is None and everyone:              # the whole batch is here: release at once
             if b.exit_pc is not None:
                 here = b.alive if arriving is None else arriving
                 self._check_skipped(pc, np.flatnonzero(here.reshape(b.nblocks, b.tp).any(axis=1)))
@@ -135,41 +138,60 @@ class Threads:
                 b.races.barrier_all()
             self.pc = pc + 1
             return
-        arriving = b.alive.copy() if arriving is None else arriving
-        if self.pcs is None:
-            self._diverge(pc)
-        self.pcs[b.alive if mask is None else mask] = pc + 1
-        self.pcs[arriving] = pc
-        self.waiting[arriving] = True
+        if self.groups is None:
+            mask = self._diverge(mask)
+            arriving = mask if arriving is None else arriving
+        elif arriving is None:
+            arriving = mask
+        if arriving is not mask:
+            self._join(pc + 1, mask & ~arriving)
+        self._join(pc, arriving, self.waiting)
 
-    # ------------------------------------------------------------------ barriers
-    def _diverge(self, pc):
-        b = self.batch
-        self.pcs = np.full(b.n, LEFT, np.int64)
-        self.pcs[b.alive] = pc
-        self.waiting = np.zeros(b.n, np.bool_)
+    # ------------------------------------------------------------------ groups and barriers
+    def _diverge(self, mask):
+        """Leave the converged state; the threads that ran the instruction, as a mask we own."""
+        self.groups, self.waiting = {}, {}
+        return self.batch.alive.copy() if mask is None else mask
+
+    def _join(self, pc, mask, into=None):
+        groups = self.groups if into is None else into
+        if not mask.any():
+            return
+        have = groups.get(pc)
+        if have is None:
+            groups[pc] = mask
+        else:
+            np.logical_or(have, mask, out=have)
 
     def _release(self):
-        """No thread can run: release every block whose waiting threads share one barrier."""
+        """No thread can run: release every block, each from the one barrier its threads wait at."""
         b = self.batch
-        waiting = (self.waiting & b.alive).reshape(b.nblocks, b.tp)
-        pcs = self.pcs.reshape(b.nblocks, b.tp)
-        lowest = np.where(waiting, pcs, LEFT).min(axis=1)
-        highest = np.where(waiting, pcs, -1).max(axis=1)
-        has = waiting.any(axis=1)
-        split = np.flatnonzero(has & (lowest != highest))
-        if split.size:
-            raise diagnose.divergent_barrier(self.program, b, int(split[0]), pcs, waiting)
-        blocks = np.flatnonzero(has)
+        at = {pc: m.reshape(b.nblocks, b.tp).any(axis=1) for pc, m in self.waiting.items()}
+        if len(at) > 1:
+            clash = np.flatnonzero(np.sum(list(at.values()), axis=0) > 1)
+            if clash.size:
+                raise diagnose.divergent_barrier(self.program, b, int(clash[0]), *self._dense())
+        blocks = np.flatnonzero(np.logical_or.reduce(list(at.values())))
         if b.exit_pc is not None:
-            self._check_skipped(None, blocks, pcs, waiting)
-        flat = waiting.reshape(-1)
-        self.pcs[flat] += 1
-        self.waiting[flat] = False
+            self._check_skipped(None, blocks)
+        waiting, self.waiting = self.waiting, {}
+        for pc, m in waiting.items():
+            self._join(pc + 1, m)
         if b.races is not None:
             b.races.barrier(blocks)
 
-    def _check_skipped(self, pc, blocks, pcs=None, waiting=None):
+    def _dense(self):
+        """(PCs, waiting) per block and thread, as the diagnoses read them."""
+        b = self.batch
+        pcs, waiting = np.full(b.n, LEFT, np.int64), np.zeros(b.n, np.bool_)
+        for pc, m in self.groups.items():
+            pcs[m] = pc
+        for pc, m in self.waiting.items():
+            pcs[m] = pc
+            waiting |= m
+        return pcs.reshape(b.nblocks, b.tp), waiting.reshape(b.nblocks, b.tp)
+
+    def _check_skipped(self, pc, blocks):
         """A barrier is released for `blocks`: every thread of each must have reached it. A thread
         that already left the kernel (an early `return`, or a barrier inside an `if` it skipped)
         breaks the Programming Guide's rule that all threads of a block reach each __syncthreads()."""
@@ -180,5 +202,5 @@ class Threads:
         i = int(np.flatnonzero(gone.any(axis=1))[0])
         block = int(blocks[i])
         if pc is None:                        # released after divergence: where do they wait?
-            pc = int(pcs[block][waiting[block]].min())
+            pc = min(p for p, m in self.waiting.items() if m.reshape(b.nblocks, b.tp)[block].any())
         raise diagnose.skipped_barrier(self.program, b, pc, block, np.flatnonzero(gone[i]))
