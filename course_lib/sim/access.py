@@ -192,7 +192,8 @@ def _shared(program, b, mask, ins, space, addr, width, vec, values):
     races = b.races
     if races is not None and ins.index >= 0:
         granules = None if is_load else values.view(np.uint8).reshape(len(addr), -1).view(UINT[races.granule])
-        fresh = races.access(ins.index, slots, races.entries(flat, total), not is_load, granules)
+        fresh = races.access(ins.index, b.slot32 if mask is None else slots, races.entries(flat, total),
+                             not is_load, granules)
         if fresh is not None:
             program.note_uninitialized(b, slots[fresh], ins, addr[fresh])
     view = b.shared.data.reshape(-1).view(UINT[width])

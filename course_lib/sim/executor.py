@@ -93,19 +93,16 @@ class Program:
         return np.frombuffer(self.params[start:start + width].ljust(width, b"\0"), dtype)[0]
 
     def race_granule(self):
-        """(granule, granules per access): the smallest shared access width in the kernel (at most 4
-        bytes), the race detector's unit of shadow, and how many of them its widest access covers."""
-        sizes = [(ptxmod.TYPES[i.type][0], access.vector_count(i)) for i in self.kernel.instructions
-                 if i.opcode in ("ld", "st", "atom", "red") and i.type in ptxmod.TYPES
-                 and access.space_of(i) in ("shared", "generic") and ptxmod.TYPES[i.type][0]]
-        granule = min([w for w, _ in sizes] + [4])
-        return granule, max([w * n // granule for w, n in sizes] + [1])
+        """The smallest shared access width in the kernel, at most 4 bytes: the race detector's unit."""
+        widths = [ptxmod.TYPES[i.type][0] for i in self.kernel.instructions
+                  if i.opcode in ("ld", "st", "atom", "red") and i.type in ptxmod.TYPES
+                  and access.space_of(i) in ("shared", "generic")]
+        return min([w for w in widths if w] + [4])
 
     def new_race_detector(self, nblocks, tp):
         if not self.check_races or self.shared_bytes == 0:
             return None
-        granule, per_access = self.race_granule()
-        return RaceDetector(nblocks, self.shared_bytes, granule, tp, per_access)
+        return RaceDetector(nblocks, self.shared_bytes, self.race_granule(), tp)
 
     # ------------------------------------------------------------------ naming threads and lines
     def source_line(self, line):
@@ -222,7 +219,6 @@ class Program:
         self.deadline = self.batch_start + self.timeout
         run_batch(self, b)
         if b.races is not None:
-            b.races.finish()
             self._collect_races(b)
         return b
 

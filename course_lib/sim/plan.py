@@ -2,7 +2,7 @@
 
 - ``bytes_per_block``: what one block costs while its batch runs: the register arrays per thread
   slot (registers never live together share one), shared memory, the race detector's shadow of
-  it and its notes, local memory, bookkeeping;
+  it, local memory, bookkeeping;
 - ``blocks_per_batch``: as many blocks as fit both the thread budget (small batches stay in
   cache) and the memory budget (2048 blocks with 227 KB of dynamic shared memory each once
   took 10.5 GB, most of it the race detector's shadow);
@@ -37,9 +37,8 @@ def bytes_per_block(program) -> int:
     shared = row_bytes(program.shared_bytes)
     shadow = 0
     if program.check_races and program.shared_bytes:
-        granule, per_access = program.race_granule()
+        granule = program.race_granule()
         shadow = shared // granule * RaceDetector.bytes_per_entry(granule)
-        per_slot += RaceDetector.bytes_per_slot(granule, per_access)
     return slots * per_slot + shared + shadow
 
 

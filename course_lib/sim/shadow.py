@@ -14,7 +14,7 @@ the two writes differ in value. Threads of different warps: scope 'block' (an er
 warp: scope 'warp' (a warning) unless a ``__syncwarp()`` separates the two accesses.
 
 This module is the exact, order-by-order check; ``races.RaceDetector`` decides which accesses
-need it (most never meet another thread's access before the next barrier).
+need it (most touch a granule first since the barrier and only need :meth:`Shadow.first_touch`).
 """
 from __future__ import annotations
 
@@ -65,6 +65,21 @@ class Shadow:
         return self.warp_sync[me >> 5] if self.synced else None
 
     # ------------------------------------------------------------------ one instruction
+    def first_touch(self, pc, me, e, is_write, values, sync):
+        """Record accesses to granules nothing has touched since the barrier, each named once: no
+        hazard is possible, and what :meth:`access` would store is just this access."""
+        if is_write:
+            self.writer[e] = me
+            self.writer_pc[e] = pc
+            self.value[e] = values
+            if sync is not None:
+                self.writer_sync[e] = sync
+        else:
+            self.reader_a[e] = me
+            self.reader_pc[e] = pc
+            if sync is not None:
+                self.reader_a_sync[e] = sync
+
     def access(self, pc, me, e, is_write, values, sync):
         """Check and record one instruction's accesses: thread slots `me` (int32), shadow entries
         `e`, `values` one per granule (writes), `sync` the threads' warp epochs or None."""

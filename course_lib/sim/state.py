@@ -64,6 +64,7 @@ class Workspace:
         self.max_slots = max_blocks * tp
         slot = np.arange(self.max_slots, dtype=np.int64)
         self.slot = slot
+        self.slot32 = slot.astype(np.int32)             # the race detector's thread numbers
         self.block_of = slot // tp
         self.tlin = slot % tp
         self.live = self.tlin < launch.threads_per_block
@@ -104,6 +105,7 @@ class Batch:
         self.tp = launch.slots_per_block
         self.n = n = nblocks * self.tp
         self.slot = workspace.slot[:n]
+        self.slot32 = workspace.slot32[:n]
         self.block_of = workspace.block_of[:n]          # block index within the batch
         self.tlin = workspace.tlin[:n]                  # linear thread index within the block
         self.alive = workspace.live[:n].copy()
