@@ -185,7 +185,7 @@ def _by_buffer(which):
 def _shared(program, b, mask, ins, space, addr, width, vec, values):
     is_load, total = values is None, width * vec
     slots = slots_of(b, mask)
-    flat = b.shared.flat_offsets(addr, b.block_of if mask is None else b.block_of[slots], total)
+    flat = b.shared.flat_offsets(addr, b.shared_base if mask is None else b.shared_base[slots], total)
     if isinstance(flat, Fault):
         raise_fault(program, b, mask, ins, space, flat, is_load)
     count(program, b, mask, ins, "shared", addr, total, is_load)

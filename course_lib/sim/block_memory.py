@@ -38,10 +38,11 @@ class SharedMemory:
         self.data.fill(0xFF)
         return self
 
-    def flat_offsets(self, addr, block_of, width):
-        """Offsets into the flattened per-block data, or a Fault for an address outside."""
-        rel = addr.astype(np.int64) - SHARED_START
-        if rel.size and (rel.min() < 0 or rel.max() + width > self.size):
+    def flat_offsets(self, addr, block_base, width):
+        """Offsets into the flattened per-block data, or a Fault for an address outside. `block_base`
+        is each thread's ``block * row_bytes - SHARED_START`` (``Batch.shared_base``)."""
+        if addr.size and (int(addr.min()) < SHARED_START or int(addr.max()) + width > SHARED_START + self.size):
+            rel = addr.astype(np.int64) - SHARED_START
             bad = (rel < 0) | (rel + width > self.size)
             pos = int(np.flatnonzero(bad)[0])
             empty = [v for v, (o, sz) in self.variables.items() if sz == 0 and o <= int(addr[pos])]
@@ -52,8 +53,7 @@ class SharedMemory:
                              hint="pass the bytes the kernel uses, e.g. shared_mem=block_threads * 4 for one float "
                                   "per thread: fn.simulate(grid, block, args, shared_mem=...)")
             return Fault("out of bounds", pos, int(addr[pos]), self.describe(int(addr[pos]), width))
-        rel += block_of * self.row_bytes
-        return rel
+        return addr.view(np.int64) + block_base
 
     def describe(self, address, width):
         rel = address - SHARED_START

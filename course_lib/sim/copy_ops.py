@@ -44,7 +44,7 @@ def _flat(program, b, mask, ins, addr, width, is_load):
     fault = check_alignment(addr, width)
     if fault:
         raise_fault(program, b, mask, ins, "shared", fault, is_load)
-    flat = b.shared.flat_offsets(addr, b.block_of[_slots(b, mask)], width)
+    flat = b.shared.flat_offsets(addr, b.shared_base[_slots(b, mask)], width)
     if isinstance(flat, Fault):
         raise_fault(program, b, mask, ins, "shared", flat, is_load)
     return flat
@@ -204,7 +204,7 @@ def _tensor_map(program, b, mask, ins, address: int) -> tma.Desc:
 def _box(program, b, mask, ins, d, coords, shared_addr):
     """(global addresses of the box's elements, inside mask, flat shared offsets), storage order."""
     off, inside, shared = tma.box_layout(d, coords, shared_addr)
-    flat = b.shared.flat_offsets(shared.astype(np.uint64), np.full(len(shared), b.block_of[_slots(b, mask)[0]]),
+    flat = b.shared.flat_offsets(shared.astype(np.uint64), np.full(len(shared), b.shared_base[_slots(b, mask)[0]]),
                                  d.itemsize)
     if isinstance(flat, Fault):
         raise KernelError(f"the TMA box does not fit in shared memory: {flat.detail}", line=ins.line)
@@ -294,7 +294,7 @@ def _bulk_load(ins, program):
                 raise KernelError("a bulk copy moves a multiple of 16 bytes between 16-byte aligned addresses",
                                   line=ins.line)
             data = _read_global(program, b, one, ins, np.array([srcs[i]], np.uint64), n)[0]
-            flat = b.shared.flat_offsets(np.array([dsts[i]], np.uint64), b.block_of[[slot]], n)
+            flat = b.shared.flat_offsets(np.array([dsts[i]], np.uint64), b.shared_base[[slot]], n)
             if isinstance(flat, Fault):
                 raise_fault(program, b, one, ins, "shared", flat, False)
             b.shared.data.reshape(-1)[int(flat[0]):int(flat[0]) + n] = data

@@ -46,8 +46,8 @@ def _rows(program, b, mask, ins, addr, warps, count, is_load):
         w, m, r = bad
         raise KernelError(f"{ins.opcode}: lane {8 * m + r} gives row address {int(rows[bad]) - SHARED_START} of shared "
                           "memory, which is not 16-byte aligned (each row is 16 bytes)", line=ins.line or None)
-    blocks = np.repeat(b.block_of[warps * 32], count * 8)
-    flat = b.shared.flat_offsets(rows.reshape(-1).astype(np.uint64), blocks, 16)
+    bases = np.repeat(b.shared_base[warps * 32], count * 8)
+    flat = b.shared.flat_offsets(rows.reshape(-1).astype(np.uint64), bases, 16)
     if isinstance(flat, Fault):
         raise_fault(program, b, mask, ins, "shared", flat, is_load)
     return rows, flat, a2

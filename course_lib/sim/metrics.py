@@ -188,7 +188,8 @@ def per_pattern(cost, addr, active, unit, args, memo):
         return cost(addr, active, *args)
     rel = addr - (addr[:, :1] & -unit)
     if active.all():
-        same = (rel == rel[0]).all(axis=1)
+        same = rel == rel[0]
+        same = np.ones(addr.shape[0], np.bool_) if same.all() else same.all(axis=1)
     else:
         same = ((active == active[0]) & ((rel == rel[0]) | ~active)).all(axis=1)
     key = (cost, unit, args, rel[0].tobytes(), active[0].tobytes())

@@ -9,11 +9,12 @@ a granule no thread of the block has written yet is reported apart (``initialize
 
 Mechanism. The exact check is ``shadow.Shadow``: per granule, the last writer and readers,
 updated access by access. Most accesses touch a granule no other access has touched since the
-block's last barrier; then nothing can race and the shadow only has to remember the access.
-:class:`RaceDetector` marks each granule read and written per epoch (one gather and one scatter
-of a byte per access), records such first touches with two or three scatters, and sends only the
-rest (a granule met again, or named twice by one instruction) through the shadow's full check:
-the same records, counts and first examples as checking every access, at a fraction of the cost.
+block's last barrier; then only threads of that one instruction can race on it, and the shadow
+just has to remember the access. :class:`RaceDetector` marks each granule read and written per
+epoch (one gather and one scatter of a byte per access) and tells the shadow which accesses
+touch a granule first: for those it only records the access (and settles threads of the one
+instruction naming the granule twice); only granules met again are looked up. The same records,
+counts and first examples as checking every access, at a fraction of the cost.
 
 The order of accesses is the simulator's (lock-step by instruction), so a hazard's kind is the
 one this schedule exposes; the set of racing instruction pairs does not depend on it.
@@ -83,13 +84,12 @@ class RaceDetector:
         self.shadow = Shadow(entries, granule, max_blocks * slots_per_block // 32)
         self._initialized = np.empty(entries, np.bool_)
         self._marks = np.empty(entries, np.uint8)
-        self._owner = np.empty(entries, np.int32)
 
     @staticmethod
     def bytes_per_entry(granule):
         """Bytes per granule of shared memory: the shadow's eight int32 fields and value, the
-        written and touched flags, and the int32 that finds one instruction's repeated granules."""
-        return 9 * 4 + np.dtype(UINT[granule]).itemsize + 2
+        written and touched flags."""
+        return 8 * 4 + np.dtype(UINT[granule]).itemsize + 2
 
     def reset(self, nblocks: int) -> "RaceDetector":
         self.nblocks = nblocks
@@ -127,33 +127,9 @@ class RaceDetector:
         sync = self.shadow.epochs(me)
         before = self.marks.take(e)
         alone = before == 0                  # no access since the barrier touched the granule
-        if e.size > 1 and not (e[1:] > e[:-1]).all():
-            alone &= ~self._repeated(e)
-        if alone.all():
-            self.marks[e] = WRITE if is_write else READ
-            self.shadow.first_touch(pc, me, e, is_write, values, sync)
-            return fresh
-        self.marks[e] = before | (WRITE if is_write else READ)
-        if alone.any():
-            i = np.flatnonzero(alone)
-            self.shadow.first_touch(pc, me[i], e[i], is_write, None if values is None else values[i],
-                                    None if sync is None else sync[i])
-        i = np.flatnonzero(~alone)
-        self.shadow.access(pc, me[i], e[i], is_write, None if values is None else values[i],
-                           None if sync is None else sync[i])
+        self.marks[e] = (before | WRITE) if is_write else (before | READ)
+        self.shadow.access(pc, me, e, is_write, values, sync, alone)
         return fresh
-
-    def _repeated(self, e):
-        """Which elements of `e` name a granule that another element names too: each element writes
-        its position, the positions that did not stick lost to another on the same granule, and
-        their granules are flagged."""
-        positions = np.arange(e.size, dtype=np.int32)
-        self._owner[e] = positions
-        lost = self._owner[e] != positions
-        if not lost.any():
-            return lost
-        self._owner[e[lost]] = -1
-        return self._owner[e] == -1
 
     def syncwarp(self, slots):
         self.shadow.syncwarp(slots)

@@ -13,8 +13,8 @@ threads touching the same byte with at least one write is a hazard — RAW, WAR,
 the two writes differ in value. Threads of different warps: scope 'block' (an error); of one
 warp: scope 'warp' (a warning) unless a ``__syncwarp()`` separates the two accesses.
 
-This module is the exact, order-by-order check; ``races.RaceDetector`` decides which accesses
-need it (most touch a granule first since the barrier and only need :meth:`Shadow.first_touch`).
+This module is the exact, order-by-order check; ``races.RaceDetector`` says which accesses touch
+a granule first since the barrier, so that only the others are looked up.
 """
 from __future__ import annotations
 
@@ -65,36 +65,34 @@ class Shadow:
         return self.warp_sync[me >> 5] if self.synced else None
 
     # ------------------------------------------------------------------ one instruction
-    def first_touch(self, pc, me, e, is_write, values, sync):
-        """Record accesses to granules nothing has touched since the barrier, each named once: no
-        hazard is possible, and what :meth:`access` would store is just this access."""
-        if is_write:
-            self.writer[e] = me
-            self.writer_pc[e] = pc
-            self.value[e] = values
-            if sync is not None:
-                self.writer_sync[e] = sync
-        else:
-            self.reader_a[e] = me
-            self.reader_pc[e] = pc
-            if sync is not None:
-                self.reader_a_sync[e] = sync
-
-    def access(self, pc, me, e, is_write, values, sync):
+    def access(self, pc, me, e, is_write, values, sync, alone=None):
         """Check and record one instruction's accesses: thread slots `me` (int32), shadow entries
-        `e`, `values` one per granule (writes), `sync` the threads' warp epochs or None."""
+        `e`, `values` one per granule (writes), `sync` the threads' warp epochs or None. `alone`
+        marks accesses to granules nothing touched since the barrier: their writer and readers
+        are unset, so only the others are looked up (the records are the same)."""
+        look = slice(None) if alone is None else np.flatnonzero(~alone)
+        sub = lambda a: None if a is None else a[look]
+        if alone is None or look.size:
+            if is_write:
+                self._check_write(pc, me[look], e[look], values[look], sub(sync))
+            else:
+                self._check_read(pc, me[look], e[look], sub(sync))
+        if is_write:
+            self._set_writer(pc, me, e, values, sync)
+        else:
+            self._add_reader(e, me, sync, pc, alone)
+
+    def _check_read(self, pc, me, e, sync):
         w = self.writer[e]
         near = (w >= 0) & (w != me)
-        if not is_write:
-            if near.any():
-                i = np.flatnonzero(near)
-                hit = self._unordered(w[i], self.writer_sync[e[i]], me[i], sync, i)
-                self._record("RAW", i[hit], w, self.writer_pc[e], me, pc, e)
-            self._add_reader(e, me, sync, pc)
-            return
-        self._write(pc, me, e, values, sync, near, w)
+        if near.any():
+            i = np.flatnonzero(near)
+            hit = self._unordered(w[i], self.writer_sync[e[i]], me[i], sync, i)
+            self._record("RAW", i[hit], w, self.writer_pc[e], me, pc, e)
 
-    def _write(self, pc, me, e, v, sync, near, w):
+    def _check_write(self, pc, me, e, v, sync):
+        w = self.writer[e]
+        near = (w >= 0) & (w != me)
         waw_at = np.zeros(0, np.int64)
         if near.any():
             i = np.flatnonzero(near)
@@ -111,20 +109,29 @@ class Shadow:
             osync = np.where(use_a[i], self.reader_a_sync[e[i]], self.reader_b_sync[e[i]])
             hit = self._unordered(other[i], osync, me[i], sync, i)
             self._record("WAR", i[hit], other, self.reader_pc[e], me, pc, e)
+
+    def _set_writer(self, pc, me, e, v, sync):
         self.writer[e] = me
         self.writer_pc[e] = pc
         self.value[e] = v
         if sync is not None:
             self.writer_sync[e] = sync
-        winner = self.writer[e]
+        winner = self.writer.take(e)
         clash = winner != me    # two threads of this instruction wrote one entry...
         if clash.any():
             i = np.flatnonzero(clash)
             i = i[self.value[e[i]] != v[i]]   # ...with two different values
             self._record("WAW", i, winner, np.full(e.size, pc, np.int32), me, pc, e)
 
-    def _add_reader(self, e, me, sync, pc):
-        first = self.reader_a[e] < 0
+    def _add_reader(self, e, me, sync, pc, alone=None):
+        if alone is None:
+            first = self.reader_a[e] < 0
+        elif alone.all():
+            first = alone
+        else:
+            first = alone.copy()
+            look = np.flatnonzero(~alone)
+            first[look] = self.reader_a[e[look]] < 0
         if first.all():
             self.reader_a[e] = me
             if sync is not None:
@@ -133,7 +140,7 @@ class Shadow:
             self.reader_a[e[first]] = me[first]
             if sync is not None:
                 self.reader_a_sync[e[first]] = sync[first]
-        second = self.reader_a[e] != me
+        second = self.reader_a.take(e) != me
         if second.any():
             i = np.flatnonzero(second)
             i = i[self.reader_b[e[i]] < 0]

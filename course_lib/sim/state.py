@@ -19,7 +19,7 @@ import numpy as np
 
 from ..compile.ptx import TYPES
 from .block_memory import LocalMemory, SharedMemory
-from .memory import UINT
+from .memory import SHARED_START, UINT
 
 SINT = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
 
@@ -72,6 +72,7 @@ class Workspace:
         self.storage = launch.register_storage
         self.arrays: dict = {}          # storage key -> array over max_slots
         self.shared = SharedMemory(max_blocks, launch.shared_bytes, launch.shared_vars)
+        self.shared_base = self.block_of * self.shared.row_bytes - SHARED_START   # block's row, less the window start
         self.local = LocalMemory(self.max_slots, launch.local_bytes) if launch.local_bytes else None
         self.races = launch.new_race_detector(max_blocks, tp)
 
@@ -107,6 +108,7 @@ class Batch:
         self.slot = workspace.slot[:n]
         self.slot32 = workspace.slot32[:n]
         self.block_of = workspace.block_of[:n]          # block index within the batch
+        self.shared_base = workspace.shared_base[:n]
         self.tlin = workspace.tlin[:n]                  # linear thread index within the block
         self.alive = workspace.live[:n].copy()
         self.all_alive = launch.threads_per_block == self.tp

@@ -24,7 +24,7 @@ def installed():
     def checked(program, b, mask, ins, space, addr, width, vec, values):
         if space == "shared" and ins.index >= 0:
             slots = np.arange(b.n) if mask is None else np.flatnonzero(mask)
-            flat = b.shared.flat_offsets(addr, b.block_of[slots], width * vec)
+            flat = b.shared.flat_offsets(addr, b.shared_base[slots], width * vec)
             if not hasattr(flat, "kind"):                # a Fault: the access itself will say so
                 copy_races.check_shared(program, b, mask, ins, flat, width * vec, values is None)
         return plain(program, b, mask, ins, space, addr, width, vec, values)
