@@ -236,7 +236,7 @@ class Function:
         ``blocks=[(x, y, z), ...]`` runs only those blocks of the grid. Limits, each named with its
         value when reached: ``max_steps`` and ``timeout`` (seconds) per batch of blocks (up to 65,536
         threads), so an infinite loop stops; ``max_work`` (thread-steps, default
-        ``course_lib.sim.plan.MAX_WORK``, about 90 s) for the whole launch, checked before it
+        ``course_lib.sim.plan.MAX_WORK``, about 45 s) for the whole launch, checked before it
         starts and after its first batch. ``progress``: a display of blocks done for runs longer
         than two seconds (False: none; or any callable(done, total))."""
         checked = self.check_launch(grid, block, args, shared_mem)

@@ -1,7 +1,8 @@
 """The CPU simulator: run the PTX NVRTC emitted for a kernel, with exact memory metrics.
 
 Modules, from the launch down: ``executor`` (one launch: batches of blocks, limits, findings),
-``plan`` (batch sizes and the up-front estimate), ``scheduler`` (the SIMT loop of one batch:
+``plan`` (batch sizes, and whether a launch is worth starting), ``cost`` (what it costs, in
+thread-steps), ``scheduler`` (the SIMT loop of one batch:
 divergence, barriers), ``control`` (what jumps, exits and barriers tell it), ``state`` (a batch's
 registers and the workspace its batches share), ``registers`` (which registers may share storage),
 ``layout`` (where variables live); ``instructions`` (one closure per PTX instruction, a table per
@@ -10,7 +11,7 @@ opcode) with ``operands``, ``alu``/``int_ops``/``bitops``/``float_ops``/``float_
 (shfl, vote), ``access`` (loads and stores), ``atomics``, ``calls`` (printf, assert, trap);
 ``memory``/``block_memory`` (address spaces), ``metrics`` (Nsight Compute's counting rules),
 ``fusion`` (which PTX accesses ptxas fused, from the SASS), ``races``/``shadow`` (racecheck),
-``diagnose`` (what to tell the student), ``heap`` (a steady C heap), ``progress``;
+``diagnose``/``recursion`` (what to tell the student), ``heap`` (a steady C heap), ``progress``;
 ``result`` (SimRun) and ``code_view`` (its listings).
 """
 from __future__ import annotations

@@ -7,7 +7,7 @@ so a printf in a large grid cannot flood the notebook. A failed ``assert`` is
 :class:`AssertionFailed` with the line CUDA prints; ``trap`` (``__trap()``, or the trap NVRTC
 compiles in for a line that always dereferences null) is :class:`KernelTrap`. Other calls
 (recursive or ``__noinline__`` functions, device-side malloc) are reported as unsupported,
-naming the function.
+naming the function (and, for a recursive one, the line where it calls itself: ``recursion``).
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import struct
 import numpy as np
 
 from ..errors import AssertionFailed, KernelTrap, UnsupportedInstruction
+from . import recursion
 from .memory import LOCAL_WINDOW
 
 PRINTF_LIMIT = 2000
@@ -53,7 +54,17 @@ def _unsupported_call(target, program):
                 "which the simulator does not model",
                 "allocate the buffer on the host (np.empty) and pass it as an argument, or a __shared__ array "
                 "per block; or run this kernel on a GPU")
-    return (f"the kernel calls the device function {demangled(target)}() as a real call (NVRTC did not "
+    name = demangled(target)
+    rec = recursion.named(program.source, name)
+    if rec is not None:
+        return (f"the kernel calls the device function {name}() as a real call: {name}() is recursive (it calls "
+                f"itself at line {rec.calls[0]}) and NVRTC could not turn the recursion into a loop, so every "
+                "call would take a frame of the thread's stack, which the simulator cannot run. On a GPU that "
+                "stack is 1 KiB per thread by default: a recursion more than some tens of calls deep overflows "
+                "it and the kernel fails",
+                f"turn the recursion in {name}() into a loop (keep the running value in a variable); or run this "
+                "kernel on a GPU")
+    return (f"the kernel calls the device function {name}() as a real call (NVRTC did not "
             "inline it: it is recursive, or marked __noinline__), which the simulator cannot run",
             "mark helper functions __forceinline__ and turn recursion into a loop; or run this kernel on a GPU")
 

@@ -4,8 +4,9 @@
   source line, naming the array and element, and — when another block of the batch wrote
   that element of *its* copy — saying that shared memory is per block;
 - ``limit_error``: an instruction budget or wall-clock stop inside a running loop names the loop
-  (its first and last source lines) and a thread in it; a stop in straight-line code names the
-  limit that was reached, with its value and how to raise it;
+  (its first and last source lines) and a thread in it, or the recursion it was compiled from
+  (``recursion``: how deep it got, the line of the recursive call, what a GPU's stack would do);
+  a stop in straight-line code names the limit that was reached, with its value and how to raise it;
 - ``divergent_barrier``, ``skipped_barrier``: threads of a block at different barriers, or some
   gone from the kernel while the others wait at one.
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from ..compile import ptx as ptxmod
 from ..errors import BarrierError, SimulationLimit
+from . import recursion
 from .memory import SHARED_START
 from .result import Finding
 
@@ -63,7 +65,8 @@ def writers_elsewhere(program, b, slot, addr):
 def limit_error(program, b, cur, mask, elapsed) -> SimulationLimit:
     """The batch ran past max_steps or its timeout, stopped at instruction `cur`. Only a loop that
     is still running (the stop is inside a backward branch's body) is called a probable infinite
-    loop; otherwise the message names the limit that was reached and how to raise it."""
+    loop, or a recursion when the loop is one NVRTC made of a recursive function; otherwise the
+    message names the limit that was reached and how to raise it."""
     timed_out = b.steps <= program.max_steps
     blocks = f"{b.nblocks} block(s) of {program.threads_per_block} thread(s)"
     if timed_out:
@@ -75,17 +78,10 @@ def limit_error(program, b, cur, mask, elapsed) -> SimulationLimit:
         raise_it = f"max_steps={max(4 * program.max_steps, 1_000_000):_}"
     live = np.flatnonzero(b.alive if mask is None else mask)
     slot = int(live[0]) if live.size else 0
-    thread, block = program.thread_of(b, slot), program.block_of(b, slot)
+    where = f"thread {program.thread_of(b, slot)} of block {program.block_of(b, slot)}"
     loop = running_loop(program, cur)
     if loop:
-        first, last, iterations = loop
-        lines = f"line {first}" if first == last else f"lines {first}-{last}"
-        message = (f"Stopped: {why} — probably an infinite loop: the loop at {lines} has run {iterations:,} times "
-                   f"and has not ended (thread {thread} of block {block} is still in it).")
-        line = first
-        hint = ("check the loop's condition, and that its counter changes every iteration and moves towards "
-                "the end (i += stride, not i + stride; no unsigned i >= 0); if the loop really runs this long, "
-                f"pass {raise_it}")
+        message, line, hint = _looping(program, loop, why, where, raise_it)
     else:
         line = program.kernel.instructions[min(cur, len(program.kernel.instructions) - 1)].line
         message = (f"Stopped: {why}, in code that is not looping (line {line}): the kernel is long "
@@ -94,10 +90,36 @@ def limit_error(program, b, cur, mask, elapsed) -> SimulationLimit:
         hint = (f"pass {raise_it} to let it finish" + (", or simulate fewer threads at once: some blocks "
                 "(blocks=[...]) or a smaller shape" if timed_out else ""))
     err = SimulationLimit(message, line=line or None, source_line=program.source_line(line),
-                          filename=program.filename, thread=thread, block=block, hint=hint)
+                          filename=program.filename, thread=program.thread_of(b, slot),
+                          block=program.block_of(b, slot), hint=hint)
     err.timed_out = timed_out
     err.reason = "loop" if loop else ("time" if timed_out else "steps")
     return err
+
+
+def _looping(program, loop, why, where, raise_it):
+    """(message, line, hint) for a stop inside a loop that is still running."""
+    first, last, iterations = loop
+    rec = recursion.enclosing(program.source, first, last)
+    if rec is not None:
+        call = rec.calls[0]
+        message = (f"Stopped: {why} — a recursion at least {iterations:,} calls deep, not an ordinary loop: "
+                   f"{rec.name}() (line {rec.first}) calls itself at line {call} and has not reached its base "
+                   f"case ({where} is still in it). NVRTC compiled this recursion into a loop, which is why it "
+                   f"got this far; a recursion it cannot turn into a loop takes a stack frame per call, and on "
+                   f"a GPU a thread's stack (1 KiB by default) overflows after some tens or hundreds of calls and "
+                   f"the kernel fails.")
+        hint = (f"check that every call of {rec.name}() gets closer to the base case (n - 1, not n + 1; what "
+                f"happens for n < 0?), and turn deep recursion into a loop; if it really is this deep and ends, "
+                f"pass {raise_it}")
+        return message, call, hint
+    lines = f"line {first}" if first == last else f"lines {first}-{last}"
+    message = (f"Stopped: {why} — probably an infinite loop: the loop at {lines} has run {iterations:,} times "
+               f"and has not ended ({where} is still in it).")
+    hint = ("check the loop's condition, and that its counter changes every iteration and moves towards "
+            "the end (i += stride, not i + stride; no unsigned i >= 0); if the loop really runs this long, "
+            f"pass {raise_it}")
+    return message, first, hint
 
 
 def running_loop(program, pc):

@@ -189,7 +189,7 @@ class Program:
         t0 = time.perf_counter()
         per_batch = plan.blocks_per_batch(self)
         total, batches = plan.batches(self, per_batch)
-        plan.check_estimate(self, total)
+        plan.check_estimate(self, total, per_batch)
         done = 0
         try:
             with np.errstate(all="ignore"):

@@ -6,27 +6,28 @@
 - ``blocks_per_batch``: as many blocks as fit both the thread budget (small batches stay in
   cache) and the memory budget (2048 blocks with 227 KB of dynamic shared memory each once
   took 10.5 GB, most of it the race detector's shadow);
-- ``check_estimate`` refuses, before the first instruction, a launch whose work (thread slots x
-  PTX instructions, a lower bound when the kernel loops) is beyond ``max_work``;
-  ``check_projection`` refuses, after the first batch, one whose measured steps project beyond it;
+- ``check_estimate`` refuses, before the first instruction, a launch whose estimated work
+  (``cost.straight_line`` per batch, in thread-steps) is beyond ``max_work``, saying how long it
+  would take and how to simulate a part of it; ``check_projection`` refuses, after the first
+  batch, one whose measured instructions (``cost.executed``) project beyond it (loops);
 - ``out_of_memory``: the SimulationLimit for a MemoryError that still happens.
 
-Work is counted in *thread-steps* (one instruction over one thread slot), what the simulator's
-numpy operations cost: about 3.4e8 per second on one core of the CI machine (2048x2048 padded
-transpose, 1.5e8 thread-steps in 0.43 s). The executor runs; this module only plans and words.
+``MAX_WORK`` is about 45 seconds of simulation on one core of the CI machine (``cost`` says what
+a thread-step is). The executor runs; this module only plans and words.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import SimulationLimit
+from . import cost
 from .block_memory import row_bytes
 from .races import RaceDetector
 
 BATCH_BYTES = 256 << 20        # memory one batch may hold
-MAX_WORK = 3 * 10**10          # thread-steps: about 90 s on one core of the CI machine
+MAX_SECONDS = 45
+MAX_WORK = MAX_SECONDS * cost.STEPS_PER_SECOND     # thread-steps
 PER_SLOT_BYTES = 96            # a batch's own arrays (block, thread, alive, exit ...) and temporaries
-STEPS_PER_SECOND = 3.4e8
 
 
 def bytes_per_block(program) -> int:
@@ -55,44 +56,56 @@ def _blocks_text(program, nblocks):
 
 
 def _duration(steps):
-    s = steps / STEPS_PER_SECOND
-    return f"{s:.0f} seconds" if s < 120 else f"{s / 60:.0f} minutes" if s < 7200 else f"{s / 3600:.0f} hours"
+    s = cost.seconds(steps)
+    if s < 120:
+        return f"{s:.0f} seconds"
+    return f"{s / 60:.0f} minutes" if s < 7200 else f"{s / 3600:.0f} hours"
 
 
 def _limit(program, message, nblocks) -> SimulationLimit:
     gx, gy, gz = program.grid
-    corner = [(0, 0, 0), (gx - 1, gy - 1, gz - 1)] if program.blocks is None else None
     sample = (f"blocks=[(0, 0, 0), ({gx - 1}, {gy - 1}, {gz - 1})] runs just the first and last blocks "
-              "(any list of blocks works)" if corner else "pass fewer blocks in blocks=[...]")
+              "(any list of blocks works)" if program.blocks is None else "pass fewer blocks in blocks=[...]")
     err = SimulationLimit(
-        message + f" The simulator's limit is max_work={program.max_work:,.0f} thread-steps (about "
-        f"{_duration(program.max_work)} on one core).",
+        message + f" The limit is max_work={program.max_work:,.0f} thread-steps, about "
+        f"{_duration(program.max_work)} on one core.",
         hint=f"simulate a part of the launch: {sample}; or a smaller shape (a regular kernel's metrics per "
-             "request are the same on a few tiles as on thousands); or pass max_work= to wait longer")
+             "request are the same on a few tiles as on thousands); or pass a larger max_work= to wait longer")
     err.timed_out, err.reason = False, "work"
     return err
 
 
-def check_estimate(program, nblocks):
-    """Before any instruction: thread slots x PTX instructions against max_work."""
-    slots = nblocks * program.slots_per_block
-    work = slots * max(1, len(program.kernel.instructions))
+def estimate(program, nblocks, per_batch) -> float:
+    """Thread-steps for the launch: each batch along the kernel's costliest path once, plus building it."""
+    full, rest = divmod(nblocks, per_batch)
+    steps = full * cost.straight_line(program.kernel, per_batch * program.slots_per_block)
+    if rest:
+        steps += cost.straight_line(program.kernel, rest * program.slots_per_block)
+    return steps + cost.BUILD * len(program.kernel.instructions)
+
+
+def check_estimate(program, nblocks, per_batch):
+    """Before any instruction: the launch's estimated thread-steps against max_work."""
+    work = estimate(program, nblocks, per_batch)
     if work > program.max_work:
+        slots = nblocks * program.slots_per_block
         raise _limit(program, f"Not started: {_blocks_text(program, nblocks)} of {program.threads_per_block} "
-                              f"thread(s) ({program.slots_per_block} thread slots each: a block runs as whole "
-                              f"warps) is {slots:,} thread slots; running each of the kernel's "
-                              f"{len(program.kernel.instructions)} PTX instructions once over them is about "
-                              f"{work:.2g} thread-steps, {_duration(work)} of simulation.", nblocks)
+                              f"thread(s) is {slots:,} thread slots (a block runs as whole warps of 32); "
+                              f"running the kernel's {len(program.kernel.instructions)} PTX instructions "
+                              f"over them would take about {_duration(work)} of simulation ({work:.2g} "
+                              f"thread-steps; loops would make it longer).", nblocks)
 
 
 def check_projection(program, b, nblocks):
-    """After the first batch: its measured steps, scaled to the whole launch, against max_work."""
-    work = b.steps * b.n / b.nblocks * nblocks
-    if work > program.max_work and nblocks > b.nblocks:
+    """After the first batch: the instructions it executed, scaled to the whole launch, against max_work."""
+    if nblocks <= b.nblocks:
+        return
+    work = cost.executed(program.kernel, b.n, program.exec_counts) * nblocks / b.nblocks
+    if work > program.max_work:
         raise _limit(program, f"Stopped after the first {b.nblocks:,} of {_blocks_text(program, nblocks)}: "
-                              f"they took {b.steps:,} steps over {b.n:,} thread slots, so the whole launch "
-                              f"would take about {work:.2g} thread-steps, {_duration(work)} of simulation.",
-                     nblocks)
+                              f"they executed {b.steps:,} instructions over {b.n:,} thread slots, so the whole "
+                              f"launch would take about {_duration(work)} of simulation ({work:.2g} "
+                              f"thread-steps).", nblocks)
 
 
 def out_of_memory(program, per_batch) -> SimulationLimit:

@@ -1,5 +1,7 @@
 """Issue 10's "diagnoses that are wrong today": each mistake gets the right error, at the right line,
 with the thread and a hint; each legitimate kernel next to it runs clean and exact."""
+import re
+
 import numpy as np
 import pytest
 
@@ -285,13 +287,19 @@ __global__ void scratch(int* out) {
     int* p = (int*)malloc(16);
     p[0] = threadIdx.x; out[threadIdx.x] = p[0]; free(p);
 }
+__device__ __noinline__ int twice(int n) { return 2 * n; }
+__global__ void twices(int* out) { out[threadIdx.x] = twice(threadIdx.x); }
 '''
     mod = module(src)
     with pytest.raises(cl.UnsupportedInstruction) as e:
         mod.get_function("fibs").simulate(1, 32, (np.zeros(32, np.int32),))
-    assert "device function fib() as a real call" in e.value.message and "recursive" in e.value.message
+    assert "device function fib() as a real call: fib() is recursive (it calls itself at line 2)" in e.value.message
+    assert "stack" in e.value.message
     assert e.value.filename == "cell.cu" and e.value.line == 3 and e.value.thread == (0, 0, 0)
-    assert "__forceinline__" in e.value.hint
+    assert "turn the recursion in fib() into a loop" in e.value.hint
+    with pytest.raises(cl.UnsupportedInstruction) as e:
+        mod.get_function("twices").simulate(1, 32, (np.zeros(32, np.int32),))
+    assert "device function twice() as a real call" in e.value.message and "__forceinline__" in e.value.hint
     with pytest.raises(cl.UnsupportedInstruction) as e:
         mod.get_function("scratch").simulate(1, 32, (np.zeros(32, np.int32),))
     assert "malloc" in e.value.message and "pass it as an argument" in e.value.hint
@@ -364,6 +372,33 @@ def test_a_loop_that_keeps_running_is_still_named_as_one():
     assert err.line == line_of(LONG, "for (int i = threadIdx.x")
 
 
+DEEP = r'''
+__device__ int depth(int n) {
+    if (n == 0) return 0;
+    return 1 + depth(n - 1);
+}
+__global__ void recurse(int* out, int n) {
+    out[threadIdx.x] = depth(n);
+}
+'''
+
+
+def test_a_deep_recursion_is_named_as_one_with_its_depth_and_line():
+    """NVRTC turns depth() into a loop; a million calls deep runs past max_steps inside that loop."""
+    with pytest.raises(cl.SimulationLimit) as e:
+        module(DEEP).get_function("recurse").simulate(1, 32, (np.zeros(32, np.int32), np.int32(1_000_000)))
+    err = e.value
+    assert "infinite loop" not in err.message and err.reason == "loop"
+    m = re.search(r"a recursion at least ([\d,]+) calls deep", err.message)
+    assert m and int(m[1].replace(",", "")) >= 10_000
+    assert "depth() (line 2) calls itself at line 4" in err.message and "stack" in err.message
+    assert err.line == 4 and "return 1 + depth(n - 1);" in err.source_line
+    assert "base case" in err.hint and "max_steps=" in err.hint
+    out = np.zeros(32, np.int32)                 # a shallow one finishes, with the right answer
+    module(DEEP).get_function("recurse").simulate(1, 32, (out, np.int32(1000)))
+    assert (out == 1000).all()
+
+
 def test_setup_does_not_count_against_the_time_limit(monkeypatch):
     """Building the instructions' closures (and compiling) happen before the clock starts."""
     import time
@@ -392,11 +427,46 @@ def test_a_huge_grid_is_refused_before_it_starts_with_what_to_do_instead():
     assert np.isnan(out).all()                                 # refused before block (0, 0) ran
     err = e.value
     assert err.reason == "work" and err.message.startswith("Not started: a grid of 65536 x 65535 = 4,294,901,760 block(s)")
-    assert "minutes of simulation" in err.message and "max_work=30,000,000,000" in err.message
+    from course_lib.sim import plan
+    assert "minutes of simulation" in err.message and f"max_work={plan.MAX_WORK:,.0f}" in err.message
     assert "blocks=[(0, 0, 0), (65535, 65534, 0)]" in err.hint and "smaller shape" in err.hint
     out = poisoned(32, np.float32)                             # the suggested part runs
     run = fn.simulate((65536, 65535), 1, (out, ), blocks=[(0, 0, 0), (65535, 65534, 0)])
     assert out[0] == 1.0 and run.grid == (65536, 65535, 1)
+
+
+FIRST_TRANSPOSE = r'''
+__global__ void first_transpose(float* out, const float* in, int rows, int cols)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < cols && y < rows)
+        out[x * rows + y] = in[y * cols + x];
+}'''
+
+
+def test_a_naive_transpose_too_big_to_simulate_is_refused_up_front_with_its_time_and_the_way_out():
+    """65536 x 65536 with one thread per element: minutes of simulation, most of it the loads and
+    stores (the estimate weighs them above arithmetic). Refused before its first instruction."""
+    from course_lib.sim import cost, plan
+    fn = module(FIRST_TRANSPOSE).get_function("first_transpose")
+    n = 65536
+    out = poisoned(64, np.float32)           # the launch never gets to touch it
+    args = (out, random_matrix(8, 8, np.float32), np.int32(n), np.int32(n))
+    with pytest.raises(cl.SimulationLimit) as e:
+        fn.simulate((n // 32, n // 8), (32, 8), args)
+    err = e.value
+    assert err.reason == "work" and err.message.startswith("Not started: a grid of 2048 x 8192 = 16,777,216 block(s)")
+    m = re.search(r"would take about (\d+) (seconds|minutes) of simulation", err.message)
+    assert m and int(m[1]) * (60 if m[2] == "minutes" else 1) > plan.MAX_SECONDS
+    assert "blocks=[(0, 0, 0), (2047, 8191, 0)]" in err.hint and "smaller shape" in err.hint and "max_work=" in err.hint
+    assert np.isnan(out).all()
+    kernel = fn.kernel
+    memory = [i for i in kernel.instructions if i.opcode in ("ld", "st") and "global" in i.mods]
+    add = next(i for i in kernel.instructions if i.opcode == "add")
+    assert memory and all(cost.weight(i) > 10 * cost.weight(add) for i in memory)
+    with pytest.raises(cl.MemoryAccessError):    # allowed more work, it starts (and leaves the small arrays)
+        fn.simulate((n // 32, n // 8), (32, 8), args, max_work=10 * plan.MAX_WORK)
 
 
 def test_a_launch_whose_first_batch_projects_past_the_limit_stops_after_it():
@@ -408,7 +478,7 @@ __global__ void busy(float* out, int n) {
 }'''
     fn = module(src).get_function("busy")
     out = poisoned(16384 * 256, np.float32)
-    with pytest.raises(cl.SimulationLimit) as e:               # ~600 steps x 4M threads: 2.5e9 thread-steps
+    with pytest.raises(cl.SimulationLimit) as e:               # ~600 instructions x 64 batches: ~5e9 thread-steps
         fn.simulate(16384, 256, (out, np.int32(100)), max_work=10**9, timeout=120)
     assert e.value.reason == "work" and e.value.message.startswith("Stopped after the first 256 of a grid of 16384")
     assert np.isnan(out[256 * 256:]).all()                   # nothing after the first batch ran

@@ -1,0 +1,90 @@
+"""What simulating a kernel costs, in thread-steps, so that a launch can be judged before it runs.
+
+A *thread-step* is one arithmetic instruction over one thread slot: what the simulator's numpy
+operations cost per element, ``STEPS_PER_SECOND`` of them per second on one core of the CI
+machine. Other instructions cost more per slot (:func:`weight`): a global load or store ~60
+(address checks, sector counting, a gather or scatter whose host cache misses grow with the
+stride: 20 for a coalesced access, 130 for a transpose's strided store), a shared one ~110
+(bank costing and the race detector), a warp shuffle ~50, an atomic applied thread by thread
+~7,000; branches, barriers and parameter loads ~0. Every instruction a batch executes also
+costs ``OVERHEAD`` steps whatever its threads (Python's part), and building the launch's code
+``BUILD`` steps per instruction. The constants were fitted on 18 course kernels at 1024² to
+4096² (2026-11-26); ``benchmarks/simulator.py --estimates`` prints estimate against real time.
+
+- :func:`straight_line`: a batch running the kernel once along its costliest path through the
+  branches, every loop body once: exact for straight-line code, a lower bound for loops;
+- :func:`executed`: a batch running the instructions the counts say (measured after a batch).
+
+Limits: divergent batches (partial tiles) cost up to twice what this says, since masked
+operations cost more than whole ones; kernels with a long fallback path never taken are
+overestimated (vec.cu by 2.5x up front, not after its first batch).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..compile.ptx import TYPES
+from .access import space_of
+
+STEPS_PER_SECOND = 7e9
+OVERHEAD = 70_000          # steps per instruction a batch executes
+BUILD = 600_000            # steps per instruction of the kernel, once per launch
+PER_SLOT = {"arith": 1, "free": 0, "global": 60, "shared": 110, "local": 60, "warp": 50,
+            "atomic add": 100, "atomic": 7_000, "call": 3_000}
+_FREE = ("bra", "bar", "barrier", "ret", "exit", "membar", "fence")
+
+
+def kind(ins) -> str:
+    op = ins.opcode
+    if op in ("ld", "st", "ldu"):
+        space = space_of(ins)
+        return {"param": "free", "shared": "shared", "local": "local"}.get(space, "global")
+    if op in ("atom", "red"):
+        integer = ins.type in TYPES and ins.type[0] in "bus"
+        return "atomic add" if "add" in ins.mods and integer else "atomic"
+    if op in ("shfl", "vote", "activemask"):
+        return "warp"
+    if op == "call":
+        return "call"
+    return "free" if op in _FREE else "arith"
+
+
+def weight(ins) -> int:
+    """Thread-steps per thread slot of one execution of `ins`."""
+    return PER_SLOT[kind(ins)]
+
+
+def weights(kernel) -> np.ndarray:
+    return np.array([weight(ins) for ins in kernel.instructions], np.float64)
+
+
+def executed(kernel, slots: int, counts) -> float:
+    """Steps for a batch of `slots` thread slots that executed instruction i counts[i] times."""
+    counts = np.asarray(counts[:len(kernel.instructions)], np.float64)
+    return float(counts @ (OVERHEAD + slots * weights(kernel)))
+
+
+def straight_line(kernel, slots: int) -> float:
+    """Steps for a batch of `slots` running the kernel's costliest path once (loops once)."""
+    cost = OVERHEAD + slots * weights(kernel)
+    n = len(kernel.instructions)
+    best = np.zeros(n + 1)
+    for i in range(n - 1, -1, -1):
+        best[i] = cost[i] + max((best[s] for s in _forward(kernel, i)), default=0.0)
+    return float(best[0]) if n else 0.0
+
+
+def _forward(kernel, i):
+    """Where instruction i goes next, back edges (loops) left out."""
+    ins = kernel.instructions[i]
+    if ins.opcode in ("ret", "exit") and ins.guard is None:
+        return ()
+    if ins.opcode != "bra":
+        return (i + 1,)
+    target = kernel.labels.get(ins.operands[0].name) if ins.operands else None
+    ahead = (target,) if target is not None and target > i else ()
+    return ahead + ((i + 1,) if ins.guard is not None or not ahead else ())
+
+
+def seconds(steps: float) -> float:
+    return steps / STEPS_PER_SECOND
