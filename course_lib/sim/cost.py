@@ -11,13 +11,14 @@ costs ``OVERHEAD`` steps whatever its threads (Python's part), and building the 
 ``BUILD`` steps per instruction. The constants were fitted on 18 course kernels at 1024² to
 4096² (2026-11-26); ``benchmarks/simulator.py --estimates`` prints estimate against real time.
 
-- :func:`straight_line`: a batch running the kernel once along its costliest path through the
-  branches, every loop body once: exact for straight-line code, a lower bound for loops;
+- :func:`straight_line`: a batch running the kernel once along the path its threads usually take
+  (an ``if`` body, the cheaper of ``if``/``else``), every loop body once: exact for straight-line
+  code, a lower bound for loops;
 - :func:`executed`: a batch running the instructions the counts say (measured after a batch).
 
 Limits: divergent batches (partial tiles) cost up to twice what this says, since masked
-operations cost more than whole ones; kernels with a long fallback path never taken are
-overestimated (vec.cu by 2.5x up front, not after its first batch).
+operations cost more than whole ones; a kernel whose threads usually take the costlier of two
+alternatives is underestimated up front (not after its first batch, which counts what ran).
 """
 from __future__ import annotations
 
@@ -65,13 +66,30 @@ def executed(kernel, slots: int, counts) -> float:
 
 
 def straight_line(kernel, slots: int) -> float:
-    """Steps for a batch of `slots` running the kernel's costliest path once (loops once)."""
+    """Steps for a batch of `slots` running the kernel once along the path its threads usually
+    take (loops once). At an ``if`` without ``else`` the body counts (the usual case is the
+    bounds test that holds); of two alternatives that meet again (``if``/``else``) the cheaper
+    counts: a vector path and its scalar fallback for edges, a fast path and a careful one."""
     cost = OVERHEAD + slots * weights(kernel)
     n = len(kernel.instructions)
     best = np.zeros(n + 1)
     for i in range(n - 1, -1, -1):
-        best[i] = cost[i] + max((best[s] for s in _forward(kernel, i)), default=0.0)
+        ways = [best[s] for s in _forward(kernel, i)]
+        pick = min if len(ways) == 2 and not _flows_into(kernel, i) else max
+        best[i] = cost[i] + pick(ways, default=0.0)
     return float(best[0]) if n else 0.0
+
+
+def _flows_into(kernel, i):
+    """Does the code between conditional branch i and its target always reach the target (an
+    ``if`` without ``else``), rather than jump past it or leave?"""
+    target = kernel.labels[kernel.instructions[i].operands[0].name]
+    for ins in kernel.instructions[i + 1:target]:
+        if ins.opcode in ("ret", "exit", "trap"):
+            return False
+        if ins.opcode == "bra" and ins.operands and kernel.labels.get(ins.operands[0].name, target) > target:
+            return False
+    return True
 
 
 def _forward(kernel, i):
