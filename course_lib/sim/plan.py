@@ -57,6 +57,8 @@ def _blocks_text(program, nblocks):
 
 def _duration(steps):
     s = cost.seconds(steps)
+    if s < 10:
+        return f"{s:.1f} seconds"
     if s < 120:
         return f"{s:.0f} seconds"
     return f"{s / 60:.0f} minutes" if s < 7200 else f"{s / 3600:.0f} hours"
@@ -67,7 +69,7 @@ def _limit(program, message, nblocks) -> SimulationLimit:
     sample = (f"blocks=[(0, 0, 0), ({gx - 1}, {gy - 1}, {gz - 1})] runs just the first and last blocks "
               "(any list of blocks works)" if program.blocks is None else "pass fewer blocks in blocks=[...]")
     err = SimulationLimit(
-        message + f" The limit is max_work={program.max_work:,.0f} thread-steps, about "
+        message + f" The simulator's limit is max_work={program.max_work:,.0f} thread-steps, about "
         f"{_duration(program.max_work)} on one core.",
         hint=f"simulate a part of the launch: {sample}; or a smaller shape (a regular kernel's metrics per "
              "request are the same on a few tiles as on thousands); or pass a larger max_work= to wait longer")
