@@ -2,17 +2,18 @@
 
 Modules, from the launch down: ``executor`` (one launch: batches of blocks, limits, findings),
 ``plan`` (batch sizes, and whether a launch is worth starting), ``cost`` (what it costs, in
-thread-steps), ``scheduler`` (the SIMT loop of one batch:
-divergence, barriers), ``control`` (what jumps, exits and barriers tell it), ``state`` (a batch's
-registers and the workspace its batches share), ``registers`` (which registers may share storage),
-``layout`` (where variables live); ``instructions`` (one closure per PTX instruction, a table per
-opcode) with ``operands``, ``alu``/``int_ops``/``bitops``/``float_ops``/``float_select``/
-``rounding``/``exact`` (arithmetic semantics), ``convert`` (cvt), ``warp_ops``
-(shfl, vote), ``access`` (loads and stores), ``atomics``, ``calls`` (printf, assert, trap);
-``memory``/``block_memory`` (address spaces), ``metrics`` (Nsight Compute's counting rules),
-``fusion`` (which PTX accesses ptxas fused, from the SASS), ``races``/``shadow`` (racecheck),
-``diagnose``/``recursion`` (what to tell the student), ``heap`` (a steady C heap), ``progress``;
-``result`` (SimRun) and ``code_view`` (its listings).
+thread-steps), ``scheduler`` (the SIMT loop of one batch: divergence, barriers), ``control``
+(what jumps, exits and barriers tell it), ``state`` (a batch's registers and the workspace its
+batches share), ``registers`` (which registers may share storage), ``layout`` (where variables
+live); ``instructions`` (one closure per PTX instruction, a table per opcode) with ``operands``,
+``alu``/``int_ops``/``bitops``/``float_ops``/``float_select``/``rounding``/``exact``
+(arithmetic), ``convert`` (cvt), ``warp_ops`` (shfl, vote), ``access`` (loads and stores),
+``atomics``, ``calls`` (printf, assert, trap); ``memory``/``block_memory`` (address spaces),
+``metrics`` (Nsight Compute's counting rules), ``fusion`` (which PTX accesses ptxas fused, from
+the SASS), ``races``/``shadow`` (racecheck), ``diagnose``/``recursion`` (what to tell the
+student), ``heap`` (a steady C heap), ``progress``; ``result`` (SimRun) and ``code_view`` (its
+listings). The Hopper instructions of issue 19 (``copy_ops``, ``sync_ops``, ``matrix_ops``,
+``param_ops`` and their helpers) are not in ``instructions.BUILDERS`` yet.
 """
 from __future__ import annotations
 
