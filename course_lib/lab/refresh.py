@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from ..teach import solutions
+from ..sim.progress import PROGRESS_ENV
 from . import course_lab, stored
 
 
@@ -53,6 +54,7 @@ def refresh_one(path, timeout=600) -> tuple[bool, str]:
         saved = dict(os.environ)
         os.environ.update(env)      # the kernel inherits this process's environment
         os.environ.pop(solutions.ENV_GRADED, None)    # stored outputs are self-study's, whatever the shell says
+        os.environ[PROGRESS_ENV] = "0"       # a slow machine must not store a progress bar in an output
         try:
             nbclient.NotebookClient(nb, timeout=timeout, kernel_name=nb.metadata.get("kernelspec", {}).get(
                 "name", "python3"), record_timing=False, resources={"metadata": {"path": str(path.parent)}}).execute()

@@ -8,12 +8,17 @@ for the first ``delay`` seconds (two by default), so a short run — every one a
 with nbval — prints nothing; after that it shows blocks done, elapsed time and the time left:
 an ipywidgets bar in a Jupyter kernel (a text line if ipywidgets is missing), a line on stderr
 rewritten in place in a terminal, and nothing when stderr is a file or a pipe. ``close()``
-removes it when the run ends, however it ends. It knows nothing about the simulator.
+removes it when the run ends, however it ends. ``COURSE_LIB_PROGRESS=0`` turns it off: notebooks
+executed for their stored outputs (``instructor refresh``, nbval) must print the same whatever the
+machine's load. It knows nothing about the simulator.
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
+
+PROGRESS_ENV = "COURSE_LIB_PROGRESS"
 
 
 def _in_notebook() -> bool:
@@ -37,7 +42,7 @@ class Progress:
 
     def __call__(self, done, total):
         elapsed = time.perf_counter() - self.start
-        if elapsed < self.delay or done >= total:
+        if elapsed < self.delay or done >= total or os.environ.get(PROGRESS_ENV) == "0":
             return
         left = elapsed * (total - done) / max(done, 1)
         text = (f"{self.label}: {done:,} of {total:,} blocks ({done / total:.0%}), "
