@@ -130,12 +130,10 @@ def _ranked(c: dict, kind: str) -> list:
     return sorted(ok, key=lambda r: r["ratio"]["median"], reverse=True)
 
 
-def leaders(run: dict, sizes=None, kernels=None) -> HTMLText:
-    """Per dtype and size: the best course kernel (and those within noise of it), the best library,
-    both as median [min-max] of a copy, and whether the course is ahead beyond the noise.
+def leader_rows(run: dict, sizes=None, kernels=None) -> list[list[str]]:
+    """Per dtype and size: [dtype, size, the best course kernel (and those within noise of it), its
+    median [min-max] of a copy, the best library, its median [min-max], the verdict beyond the noise].
     `kernels`: only these course kernels take part (default: every transposing one)."""
-    if run.get("missing"):
-        return _missing(run)
     body = []
     for c in run["cases"]:
         if sizes is not None and (c["rows"], c["cols"]) not in [tuple(s) for s in sizes]:
@@ -150,14 +148,37 @@ def leaders(run: dict, sizes=None, kernels=None) -> HTMLText:
         body.append([c["dtype"], f"{c['rows']}x{c['cols']}",
                      course[0]["name"] + (f" (= {', '.join(level[:3])}{', ...' if len(level) > 3 else ''})" if level else ""),
                      str(spread[0]), peers[0]["name"], str(spread[1]), word[compare(*spread)]])
+    return body
+
+
+def tally(rows) -> str:
+    counts = {w: sum(row[-1] == w for row in rows) for w in ("course ahead", "within noise", "library ahead")}
+    return (f"{len(rows)} cases: course ahead in {counts['course ahead']}, within noise in "
+            f"{counts['within noise']}, library ahead in {counts['library ahead']}")
+
+
+LEADER_COLUMNS = ["dtype", "size", "best course kernel", "/copy", "best library", "/copy", "verdict"]
+
+
+def leaders(run: dict, sizes=None, kernels=None) -> HTMLText:
+    """The capstone's table: :func:`leader_rows` with the run named, and the tally."""
+    if run.get("missing"):
+        return _missing(run)
+    body = leader_rows(run, sizes, kernels)
     among = "" if kernels is None else f" (course kernels: {', '.join(kernels)})"
     t = _table(f"best course kernel{among} against the best library, fraction of a copy, median [min-max]; "
-               f"(= ...): course kernels within noise of the best: {named(run)}",
-               ["dtype", "size", "best course kernel", "/copy", "best library", "/copy", "verdict"], body)
-    counts = {w: sum(row[-1] == w for row in body) for w in ("course ahead", "within noise", "library ahead")}
-    summary = (f"{len(body)} cases: course ahead in {counts['course ahead']}, within noise in "
-               f"{counts['within noise']}, library ahead in {counts['library ahead']}")
+               f"(= ...): course kernels within noise of the best: {named(run)}", LEADER_COLUMNS, body)
+    summary = tally(body)
     return HTMLText(t.html + f"<p>{html.escape(summary)}</p>", t.text + "\n" + summary)
+
+
+def leaders_markdown(run: dict) -> str:
+    """The same table in markdown, for the README (tests/lessons/test_readme_figures.py keeps them equal)."""
+    rows = leader_rows(run)
+    lines = ["| " + " | ".join(LEADER_COLUMNS) + " |", "|" + "---|" * len(LEADER_COLUMNS)]
+    lines += ["| " + " | ".join(r[:2] + [f"`{r[2].split(' (')[0]}`" + (" (" + r[2].split(" (", 1)[1] if " (" in r[2] else "")]
+                                + r[3:]) + " |" for r in rows]
+    return "\n".join(lines) + "\n\n" + tally(rows) + "\n"
 
 
 def latency_table(name: str = LATENCY) -> HTMLText:
