@@ -1,5 +1,6 @@
 """Issue 10's "diagnoses that are wrong today": each mistake gets the right error, at the right line,
 with the thread and a hint; each legitimate kernel next to it runs clean and exact."""
+import io
 import re
 
 import numpy as np
@@ -539,7 +540,23 @@ class _Terminal:
         return True
 
 
-def test_progress_shows_only_for_long_runs_and_is_removed_at_the_end():
+@pytest.fixture
+def progress_on(monkeypatch):
+    """nbval's conftest turns progress off for the notebooks' kernels (COURSE_LIB_PROGRESS=0); not here."""
+    monkeypatch.delenv("COURSE_LIB_PROGRESS", raising=False)
+
+
+def test_progress_is_off_where_stored_outputs_are_made(monkeypatch):
+    from course_lib.sim.progress import Progress
+    monkeypatch.setenv("COURSE_LIB_PROGRESS", "0")
+    stream = io.StringIO()
+    p = Progress("simulating", delay=0.0, stream=stream)
+    p(1, 10)
+    p.close()
+    assert stream.getvalue() == "" and p.shown is None
+
+
+def test_progress_shows_only_for_long_runs_and_is_removed_at_the_end(progress_on):
     from course_lib.sim.progress import Progress
     a = random_matrix(512, 512, np.float32)
     fn = module(BARRIER_OUTSIDE).get_function("tile_t")
@@ -557,7 +574,7 @@ def test_progress_shows_only_for_long_runs_and_is_removed_at_the_end():
     assert piped.text == ""
 
 
-def test_progress_in_a_notebook_is_a_widget_closed_at_the_end(monkeypatch):
+def test_progress_in_a_notebook_is_a_widget_closed_at_the_end(monkeypatch, progress_on):
     pytest.importorskip("ipywidgets")
     from course_lib.sim import progress
     shown = []
