@@ -329,7 +329,7 @@ def test_opening_and_saving_each_notebook_changes_nothing(browser, jupyterlab, c
         tag = "open-" + nb.stem[:2]
         with failure_evidence(page, shots, tag):
             open_notebook(page, jupyterlab, _rel(course, nb), deadline, lambda *a: None, tag)
-            page.wait_for_timeout(2 * AUTOSAVE_S * 1000 + 500)       # an autosave of anything changed
+            page.wait_for_timeout(AUTOSAVE_S * 1000 + 500)           # an autosave of anything changed
             popups += page.locator(".jp-Notification-Toast, .Toastify__toast").all_inner_texts()
             before = _last_modified(jupyterlab, _rel(course, nb))
             page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook").first.click(position={"x": 5, "y": 5})
