@@ -247,7 +247,7 @@ def main(argv=None):
     dtypes = list(DTYPES) if args.dtype == "all" else [d.strip() for d in args.dtype.split(",")]
     if any(d not in DTYPES for d in dtypes):
         p.error(f"--dtype takes {', '.join(DTYPES)} or all")
-    benchable = [k for k, s in {**transposes.SPECS, **transposes.HOPPER}.items() if s.bench]
+    benchable = [k for k, s in transposes.SPECS.items() if s.bench]
     keys = parse_kernels(args.kernel) if args.kernel else \
         [(k, k, {}) for k in (QUICK["kernels"] if args.quick else benchable)]
     for label, k, params in keys:

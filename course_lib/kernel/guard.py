@@ -37,6 +37,7 @@ import numpy as np
 from ..errors import BarrierError, KernelError, KernelTrap, MemoryAccessError, SimulationLimit
 from ..sim.executor import Program
 from ..sim.memory import GlobalMemory
+from ..sim.tma import TensorMap
 from .launch import Launch
 
 ENABLED = os.environ.get("COURSE_LIB_GUARD", "1").lower() not in ("0", "off", "false", "no")
@@ -177,12 +178,15 @@ def _pack(fn, args, memory):
         start = -(-len(params) // palign) * palign
         params.extend(b"\0" * (start - len(params)))
         offsets[pname] = start
+        tensor_map = arg if isinstance(arg, TensorMap) else None
+        if tensor_map is not None:
+            arg = tensor_map.array              # the map is encoded over its array's stand-in
         if isinstance(arg, (np.ndarray, Shape)) or _on_device(arg):
             p = fn.signature[i] if fn.signature and i < len(fn.signature) else None
             name = p.name if p else f"arg{i}"
             label = f"argument {i}" + (f" '{p.name}'" if p else "") + f" ({'x'.join(map(str, arg.shape))} {arg.dtype})"
             base = memory.add_stand_in(name, int(arg.nbytes), arg.dtype.itemsize, _reader(arg), label=label)
-            raw = int(base).to_bytes(8, "little")
+            raw = tensor_map.encode(base) if tensor_map is not None else int(base).to_bytes(8, "little")
         else:
             raw = np.asarray(arg).tobytes()
         params.extend(raw[:psize].ljust(psize, b"\0"))

@@ -12,8 +12,10 @@ live); ``instructions`` (one closure per PTX instruction, a table per opcode) wi
 ``metrics`` (Nsight Compute's counting rules), ``fusion`` (which PTX accesses ptxas fused, from
 the SASS), ``races``/``shadow`` (racecheck), ``diagnose``/``recursion`` (what to tell the
 student), ``heap`` (a steady C heap), ``progress``; ``result`` (SimRun) and ``code_view`` (its
-listings). The Hopper instructions of issue 19 (``copy_ops``, ``sync_ops``, ``matrix_ops``,
-``param_ops`` and their helpers) are not in ``instructions.BUILDERS`` yet.
+listings). Hopper's data movement: ``copy_ops`` (cp.async) and ``tensor_ops`` (bulk and TMA copies)
+with ``async_copy`` and ``tma``, ``sync_ops`` with ``mbarrier``, ``matrix_ops`` with ``matrix_moves``
+(ldmatrix, stmatrix, movmatrix), ``param_ops`` (arguments in memory, TensorMaps among them),
+``copy_races`` (touching what a copy is still writing) and ``async_result`` (what SimRun reports of them).
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ import numpy as np
 
 from ..compile import nvrtc
 from ..errors import ArgumentError, Unavailable
-from . import fusion, plan  # noqa: F401  (sim.plan: the launch's limits, for callers)
+from . import fusion, param_ops, plan  # noqa: F401  (sim.plan: the launch's limits, for callers)
 from .executor import Program
 from .memory import GlobalMemory
 from .result import SimRun
@@ -32,28 +34,10 @@ __all__ = ["simulate", "SimRun"]
 def simulate(fn, launch, **options) -> SimRun:
     """Simulate ``fn`` (a course_lib Function) for ``launch``, which passed ``Function.check_launch``
     (grid, block, args converted to the kernel's types, shared_mem)."""
-    kernel, grid, block, args = fn.kernel, launch.grid, launch.block, launch.args
+    kernel, grid, block = fn.kernel, launch.grid, launch.block
     memory = GlobalMemory()
-    params = bytearray()
-    offsets = {}
-    write_back = []
-    for i, (arg, (pname, ptype, psize, palign)) in enumerate(zip(args, kernel.params)):
-        start = -(-len(params) // palign) * palign
-        params.extend(b"\0" * (start - len(params)))
-        offsets[pname] = start
-        if hasattr(arg, "__cuda_array_interface__") and not isinstance(arg, np.ndarray):
-            host = arg.get()  # a CuPy array: simulate on a host copy, then copy back
-            write_back.append((arg, host))
-            arg = host
-        if isinstance(arg, np.ndarray):
-            p = fn.signature[i] if fn.signature and i < len(fn.signature) else None
-            label = f"argument {i}" + (f" '{p.name}'" if p else "") + f" ({'x'.join(map(str, arg.shape))} {arg.dtype})"
-            raw = memory.add(p.name if p else f"arg{i}", arg, label=label,
-                             writable=bool(arg.flags.writeable)).to_bytes(8, "little")
-        else:
-            raw = np.asarray(arg).tobytes()
-        params.extend(raw[:psize].ljust(psize, b"\0"))
-    program = Program(fn.module.parsed, kernel, grid=grid, block=block, params=bytes(params),
+    params, offsets, write_back = param_ops.place_arguments(fn, launch.args, memory)
+    program = Program(fn.module.parsed, kernel, grid=grid, block=block, params=params,
                       param_offsets=offsets, globals_=memory, dynamic_shared=int(launch.shared_mem),
                       source=fn.module.code, filename=fn.module.filename, **_trace(options, grid))
     program.fusion = machine_plan(fn)

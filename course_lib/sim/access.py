@@ -6,7 +6,8 @@ For every executed ``ld``/``st`` this module
 3. checks alignment and bounds, raising MemoryAccessError with buffer, offset, thread and line;
 4. counts requests/sectors (global) or wavefronts/conflicts (shared) per warp (``metrics``), once
    per machine instruction where ptxas fused several PTX accesses into one (``fusion``);
-5. feeds shared accesses to the race detector and records the traced block's addresses;
+5. feeds shared accesses to the race detector (and to ``copy_races`` where asynchronous copies
+   may still be writing) and records the traced block's addresses;
 6. moves the data.
 Atomics are ``atomics``'s; they use :func:`access` to read and write.
 """
@@ -16,6 +17,7 @@ import numpy as np
 
 from ..compile.ptx import TYPES
 from ..errors import MemoryAccessError, UnsupportedInstruction
+from .copy_races import check_shared as check_copies
 from .memory import LOCAL_WINDOW, SHARED_WINDOW, UINT, WINDOW_SIZE, Fault, check_alignment, gather, scatter
 from .operands import reader, unsupported, writer
 
@@ -189,6 +191,8 @@ def _shared(program, b, mask, ins, space, addr, width, vec, values):
     if isinstance(flat, Fault):
         raise_fault(program, b, mask, ins, space, flat, is_load)
     count(program, b, mask, ins, "shared", addr, total, is_load)
+    if (b.async_copies is not None or b.tma_bar is not None) and ins.index >= 0:
+        check_copies(program, b, mask, ins, flat, total, is_load)      # bytes a copy is still writing?
     races = b.races
     if races is not None and ins.index >= 0:
         granules = None if is_load else values.view(np.uint8).reshape(len(addr), -1).view(UINT[races.granule])

@@ -13,7 +13,7 @@ counts them in counters of their own, which ``extra_metrics`` gives and ``notes`
 from __future__ import annotations
 
 from .async_copy import NOTE as CP_ASYNC_NOTE
-from .result import Finding
+from .finding import Finding
 from .tma import NOTE as TMA_NOTE
 from .tma import TMA_READ_BYTES, TMA_WRITE_BYTES
 

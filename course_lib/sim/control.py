@@ -1,4 +1,5 @@
-"""What a control instruction tells the scheduler: jump, leave the kernel, or wait at a barrier.
+"""What a control instruction tells the scheduler: jump, leave the kernel, wait at a barrier, or wait
+for an mbarrier's phase (a ``mbarrier.try_wait`` that failed).
 
 An instruction's closure returns None to fall through to the next instruction, or one of these
 outcomes; ``scheduler.Threads`` applies it to the threads that ran the instruction. ``threads``
@@ -40,3 +41,15 @@ class Arrive:
 
     def apply(self, threads, pc, mask):
         threads.arrive(pc, mask, self.threads)
+
+
+class Poll:
+    """``mbarrier.try_wait`` that returned false for the threads in ``waiting``: they wait, at this
+    instruction, until some mbarrier phase of the batch completes, then ask again (the others go on)."""
+    __slots__ = ("threads",)
+
+    def __init__(self, waiting):
+        self.threads = waiting
+
+    def apply(self, threads, pc, mask):
+        threads.poll(pc, mask, self.threads)

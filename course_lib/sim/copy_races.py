@@ -4,6 +4,8 @@
     written(b, pc, slots, flat, data)                  # a cp.async completed: its thread's write
     initialized(b, flat, width)                        # bytes a copy wrote are no longer uninitialised
     check_shared(program, b, mask, ins, flat, width, is_load)   # every shared access: name such a touch
+    barriers_of(b)                                     # the batch's MBarriers (sync_ops, tensor_ops)
+    phase_completed(b, key, before)                    # a phase completed: a block-wide one is a barrier epoch
 
 A cp.async's destination is in flight from the copy until the issuing thread's wait_group covers it
 (async_copy.AsyncCopies.in_flight); a TMA or bulk copy's bytes belong to the phase of the mbarrier
@@ -17,8 +19,39 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import async_copy
-from .sync_ops import barriers_of
+from . import async_copy, mbarrier
+
+
+def barriers_of(b) -> mbarrier.MBarriers:
+    bars = getattr(b, "mbarriers", None)
+    if bars is None:
+        bars = b.mbarriers = mbarrier.MBarriers(b.tp)
+    return bars
+
+
+def phase_completed(b, key, before: int, arriving=None):
+    """Threads `arriving` (batch slots, or None) arrived on barrier `key`, whose phase was number
+    `before`. When the phase completes, what its arriving threads did before they arrived is ordered
+    before what any thread does after a successful wait on it: with an arrival count of the whole
+    block that is a __syncthreads() (the race detector starts a new epoch for the block); with fewer
+    (a producer warp, say) the detector forgets those threads' accesses (``RaceDetector.publish``).
+    Approximations: a thread that reads them without waiting is not named, and accesses a thread
+    makes between its arrive and its wait are not told apart."""
+    if b.races is None:
+        return
+    if arriving is not None and len(arriving):
+        b.arrivals = b.arrivals if b.arrivals is not None else {}
+        b.arrivals.setdefault(key, []).append(np.asarray(arriving, np.int64))
+    bar = barriers_of(b).bars.get(key)
+    if bar is None or bar.phase <= before:
+        return
+    arrived = (b.arrivals or {}).pop(key, [])
+    block = key[0]
+    live = int(b.alive.reshape(b.nblocks, b.tp)[block].sum())        # threads that have not left
+    if bar.count >= max(live, 1):
+        b.races.barrier(np.array([block]))
+    elif arrived:
+        b.races.publish(block, np.concatenate(arrived))
 
 
 def initialized(b, flat, width):

@@ -8,7 +8,8 @@
   (``recursion``: how deep it got, the line of the recursive call, what a GPU's stack would do);
   a stop in straight-line code names the limit that was reached, with its value and how to raise it;
 - ``divergent_barrier``, ``skipped_barrier``: threads of a block at different barriers, or some
-  gone from the kernel while the others wait at one.
+  gone from the kernel while the others wait at one;
+- ``stuck_mbarrier``: threads waiting (mbarrier.try_wait) for a phase that can no longer complete.
 
 The executor decides *when*; this module only decides what to say.
 """
@@ -18,9 +19,9 @@ import numpy as np
 
 from ..compile import ptx as ptxmod
 from ..errors import BarrierError, SimulationLimit
-from . import recursion
+from . import mbarrier, recursion
 from .memory import SHARED_START
-from .result import Finding
+from .finding import Finding
 
 TILE_HINT = ("each element a thread reads must first be written by a thread of the same block, with a "
              "__syncthreads() in between: check that the code filling the array covers every element read "
@@ -213,3 +214,28 @@ def _jump_over(program, bar_pc, exit_pc):
         if target is not None and bar_pc < target <= max(exit_pc, bar_pc + 1):
             return ins
     return None
+
+
+def stuck_mbarrier(program, b, polling) -> BarrierError:
+    """Threads in `polling` ({try_wait pc: mask}) wait for mbarrier phases, and nothing that runs can
+    complete one: the arrivals or bytes those barriers still expect will never come."""
+    pc = min(polling)
+    slot = int(np.flatnonzero(polling[pc])[0])
+    blk = int(b.block_of[slot])
+    waiting = int(sum(int(m.reshape(b.nblocks, b.tp)[blk].sum()) for m in polling.values()))
+    stuck = [s for s in (b.mbarriers.stuck() if b.mbarriers is not None else []) if s[0][0] == blk]
+
+    def name_of(key):
+        addr = key[1] & 0xFFFFFFFF
+        var = next((n for n, (o, size) in program.shared_vars.items() if o <= addr < o + size), "")
+        return f"the mbarrier at shared byte {addr - SHARED_START}" + (f" ('{var}')" if var else "")
+    ins = program.kernel.instructions[pc]
+    why = mbarrier.describe_stuck(stuck, name_of) if stuck else "no barrier of this block is in the middle of a phase"
+    return BarrierError(
+        f"Deadlock: {waiting} thread(s) of this block wait on an mbarrier for a phase that can never complete, "
+        f"and no other thread of the block can run: {why}. On a GPU the kernel hangs.",
+        line=ins.line or None, source_line=program.source_line(ins.line), filename=program.filename,
+        thread=program.thread_of(b, slot), block=program.block_coords(program.linear_block(b, blk)),
+        hint="every phase needs its init count of arrivals (one per thread that calls arrive, or the count given to "
+             "init) and, with expect_tx, exactly the bytes its copies bring; a thread that returns early or waits "
+             "at __syncthreads() while others wait on the barrier never arrives")

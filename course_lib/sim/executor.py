@@ -25,7 +25,7 @@ import numpy as np
 
 from ..compile import ptx as ptxmod
 from ..errors import KernelError
-from . import access, diagnose, heap, layout, plan, registers
+from . import access, copy_ops, diagnose, heap, layout, plan, registers
 from .instructions import build
 from .memory import SHARED_START, GlobalMemory
 from .metrics import Counters
@@ -218,6 +218,7 @@ class Program:
         self.batch_start = time.perf_counter()
         self.deadline = self.batch_start + self.timeout
         run_batch(self, b)
+        copy_ops.unfinished(self, b)
         if b.races is not None:
             self._collect_races(b)
         return b

@@ -20,7 +20,11 @@ ptxas did:
    otherwise the window that holds the most of them is taken.
 3. A PTX access no SASS instruction carries that repeats one that is carried (same address,
    width) was merged away by ptxas: it is counted with that one.
-4. A single carrier narrower than its access reads only the part the kernel uses (seen: the
+4. SASS instructions predicated ``@!PT`` never execute and are left out (ptxas puts a ``@!PT LDS
+   RZ, [RZ]`` beside each cp.async's LDGSTS); LDGSTS, LDSM, STSM and the TMA's UTMALDG, UTMASTG,
+   UBLKCP are no loads or stores here (``sass.access_of``): the simulator counts cp.async,
+   ldmatrix and stmatrix one SASS instruction per PTX instruction, and the TMA apart.
+5. A single carrier narrower than its access reads only the part the kernel uses (seen: the
    high word of a double for copysign, `LDG.E.CONSTANT [R2.64+0x4]` for an 8-byte load): it is
    counted at its width and at its offset inside the access.
 
@@ -165,8 +169,8 @@ def plan(kernel, sass_instructions) -> Plan:
     carriers: dict[int, list] = {}
     for s in p.sass:
         a = s.access
-        if a is None or a.space == "local":
-            continue
+        if a is None or a.space == "local" or s.text.startswith("@!PT"):
+            continue            # @!PT never executes (ptxas puts a `@!PT LDS RZ, [RZ]` beside an LDGSTS)
         # a line may hold several instructions (inline asm): the first load or store of this kind
         pc = next((pc for pc in at_line.get(s.ptx_line, []) if pc in accesses and accesses[pc].op == a.op
                    and a.space in _SASS_SPACE[accesses[pc].space]), None)

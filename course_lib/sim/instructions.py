@@ -5,7 +5,9 @@ returns None to fall through, or a ``control`` outcome for the scheduler (``Jump
 ``Arrive``). :data:`BUILDERS` maps each opcode to the function that builds its closure, one
 line per opcode; arithmetic and logic come from ``alu.OPS`` through :func:`build_alu`.
 Adding an instruction is one builder (here or in the module of its kind: ``access`` for
-memory, ``warp_ops``, ``convert``, ``calls``) and one line in the table.
+memory, ``warp_ops``, ``convert``, ``calls``; ``copy_ops``/``tensor_ops`` for cp.async and the TMA,
+``sync_ops`` for mbarriers, ``matrix_ops`` for ldmatrix/stmatrix/movmatrix, ``param_ops`` for a
+parameter's address) and one line in the table.
 
 Unsupported instructions are not an error until they execute: a kernel whose unusual path
 is never taken still runs.
@@ -15,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..compile.ptx import TYPES
-from . import access, alu, atomics, calls, convert, warp_ops
+from . import access, alu, atomics, calls, convert, copy_ops, matrix_ops, param_ops, sync_ops, warp_ops
 from .control import Arrive, Exit, Jump
 from .memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from .operands import plain_integer, reader, unsupported, writer
@@ -93,6 +95,8 @@ def _setp_pair(ins, program, src_types):
 def build_mov(ins, program):
     t = ins.type
     dst, src = ins.operands
+    if param_ops.names_parameter(src, program):        # the address of a parameter (a TensorMap's)
+        return param_ops.build_mov(ins, program)
     read = reader(src, t, program)
     whole = plain_integer(t)
     write = writer(dst, t, whole)
@@ -103,6 +107,8 @@ def build_cvta(ins, program):
     """cvta[.to].space: a generic address from a space's own (.to: the other way round)."""
     to = "to" in ins.mods
     space = next(m for m in ins.mods if m in ("global", "shared", "local", "const", "param"))
+    if space == "param":
+        return param_ops.build_cvta(ins, program)
     window = {"shared": SHARED_WINDOW, "local": LOCAL_WINDOW}.get(space, 0)
     t = ins.type
     read = reader(ins.operands[1], t, program)
@@ -187,6 +193,12 @@ BUILDERS = {
     "st": access.build_memory,
     "atom": atomics.build_atomic,
     "red": atomics.build_atomic,
+    # asynchronous copies (cp.async, bulk and TMA copies), mbarriers, warp-wide matrix moves
+    "cp": copy_ops.build,
+    "mbarrier": sync_ops.build,
+    "ldmatrix": matrix_ops.build,
+    "stmatrix": matrix_ops.build,
+    "movmatrix": matrix_ops.build,
     # no effect in the simulator's memory
     "membar": no_effect,
     "fence": no_effect,

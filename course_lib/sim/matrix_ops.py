@@ -6,7 +6,8 @@ Which lane gets which value is matrix_moves'. Here: every lane of each warp that
 instruction must be there (a KernelError names the first missing lane otherwise: on a GPU the
 result is undefined); row addresses must be 16-byte aligned and inside the block's shared
 memory; each access is counted as ncu counts it, shared wavefronts of the 8 x count lanes that give
-row addresses at 16 bytes each; the race detector sees the row lanes read or write the rows.
+row addresses at 16 bytes each; the race detector sees the row lanes read or write the rows, and
+``copy_races`` names rows an asynchronous copy is still writing.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import numpy as np
 from ..errors import KernelError
 from . import matrix_moves as mm
 from .access import address_reader, raise_fault
+from .copy_races import check_shared as check_copies
 from .memory import SHARED_START, Fault
 from .operands import reader, writer
 
@@ -57,8 +59,12 @@ def _account(program, b, ins, warps, a2, count, rows, flat, is_load, values=None
     if program.count_metrics and ins.index >= 0:
         a, act, width = mm.access_pattern(a2, np.ones(a2.shape, np.bool_), count)
         program.counters.add_shared(ins.index, a, act, width, is_load)
+    row_slots = (warps[:, None] * 32 + np.arange(8 * count)).reshape(-1)
+    if (b.async_copies is not None or b.tma_bar is not None) and ins.index >= 0:
+        rows_mask = np.zeros(b.n, np.bool_)
+        rows_mask[row_slots] = True
+        check_copies(program, b, rows_mask, ins, flat, 16, is_load)      # rows a copy is still writing?
     if b.races is not None and ins.index >= 0:
-        row_slots = (warps[:, None] * 32 + np.arange(8 * count)).reshape(-1)
         entries = b.races.entries(flat, 16)
         g = b.races.granule
         gvals = None if is_load else values.reshape(len(row_slots), -1).view({1: np.uint8, 2: np.uint16, 4: np.uint32,

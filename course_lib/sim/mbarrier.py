@@ -49,6 +49,7 @@ class MBarriers:
     def __init__(self, slots_per_block: int):
         self.tp = slots_per_block
         self.bars: dict = {}
+        self.completed = 0             # phases completed, all barriers together (a waiting thread's cue)
 
     def _get(self, key) -> Barrier:
         b = self.bars.get(key)
@@ -97,6 +98,7 @@ class MBarriers:
         if b.pending == 0 and b.tx == 0:
             b.phase += 1
             b.pending = b.count
+            self.completed += 1
 
     def test(self, key, slots, token=None, parity=None) -> np.ndarray:
         """try_wait / test_wait for threads `slots`: True where the phase asked about has completed;

@@ -138,6 +138,13 @@ class RaceDetector:
         """Every block of the batch passed a barrier: its accesses so far can race no more."""
         self.barrier(None)
 
+    def publish(self, block, slots):
+        """Threads `slots` of `block` arrived on an mbarrier whose phase completed: their accesses so
+        far are ordered before the accesses of the threads that wait on it (a producer's writes before
+        its consumers' reads), so they can race no more."""
+        rows = block * self.per_block + np.arange(self.per_block)
+        self.shadow.forget(rows, slots)
+
     def barrier(self, blocks):
         """Blocks `blocks` (None: all) are released from a barrier: forget their accesses."""
         if blocks is None:

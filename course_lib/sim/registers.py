@@ -30,8 +30,11 @@ from dataclasses import dataclass, field
 from ..compile.ptx import TYPES
 from . import alu
 
-WRITES_FIRST = {"mov", "cvt", "cvta", "isspacep", "ld", "ldu", "atom", "vote", "activemask", "shfl"} | set(alu.OPS)
-WRITES_NOTHING = {"st", "red", "bra", "ret", "exit", "bar", "barrier", "membar", "fence"}
+# mbarrier: arrive writes its state and try_wait/test_wait their predicate first; init, expect_tx and
+# inval start with the barrier's address, which only a register operand is taken for (see _facts)
+WRITES_FIRST = ({"mov", "cvt", "cvta", "isspacep", "ld", "ldu", "atom", "vote", "activemask", "shfl", "ldmatrix",
+                 "movmatrix", "mbarrier"} | set(alu.OPS))
+WRITES_NOTHING = {"st", "red", "bra", "ret", "exit", "bar", "barrier", "membar", "fence", "cp", "stmatrix"}
 _ENDS_BLOCK = ("ret", "exit", "trap")
 _REGISTER = re.compile(r"%[A-Za-z_$][\w$]*")
 
@@ -66,7 +69,8 @@ def _facts(ins):
     if ins.opcode not in WRITES_FIRST and ins.opcode not in WRITES_NOTHING:
         regs = guard | {r for op in ins.operands for r in _names(op)}
         return regs, set(), set(), regs
-    first = ins.operands[0] if ins.operands and ins.opcode in WRITES_FIRST else None
+    first = ins.operands[0] if ins.operands and ins.opcode in WRITES_FIRST and \
+        ins.operands[0].kind in ("reg", "vec", "sink") else None
     written = set(_names(first)) if first is not None and first.kind in ("reg", "vec") else set()
     rest = ins.operands[1:] if first is not None else ins.operands
     read = guard | {r for op in rest for r in _names(op)}

@@ -7,34 +7,14 @@ where the machine code could not be read (the counts there follow the PTX). ``li
 shows the source alone, with its PTX, or with its SASS (``code_view``)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..compile.platforms import install_hint
+from . import async_result
 from .code_view import render
+from .finding import Finding
 from .metrics import METRIC_NAMES, access_width, totals
 from .races import Race  # noqa: F401  (the type of SimRun.races)
 
 MACHINE_CODE_WHEELS = ("nvidia-cuda-nvrtc==13.0.*", "nvidia-cuda-nvdisasm")   # what reads ptxas's machine code
-
-
-@dataclass
-class Finding:
-    """Something suspicious that is not fatal: e.g. a read of never-written shared memory."""
-    kind: str
-    line: int
-    message: str
-    count: int
-    thread: tuple
-    block: tuple
-    hint: str = ""
-
-    def __str__(self):
-        if self.thread is None:      # about the code, not about one thread (machine code notes)
-            text = (f"line {self.line}: " if self.line else "") + self.message
-        else:
-            text = (f"line {self.line}: {self.message} — {self.count} time(s), first by thread "
-                    f"{self.thread} of block {self.block}")
-        return text + (f"\n  hint: {self.hint}" if self.hint else "")
 
 
 class SimRun:
@@ -68,13 +48,17 @@ class SimRun:
                 self.instructions.append(dict(common, space="shared", requests=int(c.shared_requests[i]),
                                               sectors=0, wavefronts=int(c.wavefronts[i]),
                                               conflicts=int(c.conflicts[i]), bytes=int(c.shared_bytes[i])))
-        self.metrics = totals(self.instructions)
+        # cp.async (a global load), ldmatrix / stmatrix (shared): rows of the same shape, as ncu counts them
+        self.instructions += async_result.rows(p)
+        self.tma_counts = async_result.extra_metrics(p)     # the TMA's own counters, by their ncu names
+        self.metrics = {**totals(self.instructions), **self.tma_counts}
         self.by_line = {}
         for line in sorted({r["line"] for r in self.instructions}):
             self.by_line[line] = totals([r for r in self.instructions if r["line"] == line])
         self.races = sorted((f for k, f in p.findings.items() if k[0] == "race"),
                             key=lambda r: (r.scope != "block", r.lines))
-        self.warnings = [f for k, f in p.findings.items() if k[0] != "race"] + self._machine_warnings()
+        self.warnings = ([f for k, f in p.findings.items() if k[0] != "race"] + self._machine_warnings()
+                         + async_result.notes(p))
 
     # ------------------------------------------------------------------ convenience
     def ratio(self, space="global", op="ld"):

@@ -13,6 +13,12 @@ count, as on Volta and later). Threads of one block waiting at *different* barri
 barrier released while threads of its block have already left the kernel, raise
 :class:`BarrierError` (``diagnose`` words it): on a GPU that hangs or silently mis-synchronises.
 
+A ``mbarrier.try_wait`` that fails parks its threads too (``poll``), so that a spin loop on a
+barrier does not keep running ahead of the threads that would complete it (a producer warp later
+in the code): they ask again once some mbarrier phase of the batch has completed. Their block's
+``bar.sync`` is not released while they wait. When no thread can run and no phase completed since
+they last asked, the barriers cannot complete: a :class:`BarrierError` names them.
+
 Limits: warps run in lock-step, one instruction at a time, so a schedule-dependent bug shows up
 as the race the race detector reports, never as a different value.
 """
@@ -70,6 +76,8 @@ class Threads:
         self.pc = 0                # every live thread's PC, while converged
         self.groups = None         # {pc: mask} while diverged
         self.waiting = None        # {barrier pc: mask} while diverged
+        self.polling = None        # {try_wait pc: mask} while diverged: threads waiting for an mbarrier phase
+        self.polled_at = -1        # phases the batch's mbarriers had completed when pollers last asked
 
     def next_group(self):
         """(pc, mask) of the threads to run next (mask None: every slot); None when all have left."""
@@ -79,12 +87,12 @@ class Threads:
                 return self.pc, None
             return (self.pc, b.alive.copy()) if b.alive.any() else None
         while not self.groups:
-            if not self.waiting:
+            if not self.waiting and not self.polling:
                 return None
             self._release()
-        if len(self.groups) == 1 and not self.waiting:      # every live thread at one PC again
+        if len(self.groups) == 1 and not self.waiting and not self.polling:   # every live thread at one PC
             (pc, mask), = self.groups.items()
-            self.groups = self.waiting = None
+            self.groups = self.waiting = self.polling = None
             self.pc = pc
             return pc, (None if b.all_alive else mask)
         pc = min(self.groups)
@@ -147,10 +155,17 @@ class Threads:
             self._join(pc + 1, mask & ~arriving)
         self._join(pc, arriving, self.waiting)
 
+    def poll(self, pc, mask, failed):
+        """Threads in `failed` wait at this try_wait for an mbarrier phase; the others go on."""
+        if self.groups is None:
+            mask = self._diverge(mask)
+        self._join(pc + 1, mask & ~failed)
+        self._join(pc, failed, self.polling)
+
     # ------------------------------------------------------------------ groups and barriers
     def _diverge(self, mask):
         """Leave the converged state; the threads that ran the instruction, as a mask we own."""
-        self.groups, self.waiting = {}, {}
+        self.groups, self.waiting, self.polling = {}, {}, {}
         return self.batch.alive.copy() if mask is None else mask
 
     def _join(self, pc, mask, into=None):
@@ -164,19 +179,38 @@ class Threads:
             np.logical_or(have, mask, out=have)
 
     def _release(self):
-        """No thread can run: release every block, each from the one barrier its threads wait at."""
+        """No thread can run: let threads waiting for an mbarrier ask again if a phase completed since
+        they last asked; else release every block whose threads all wait at one bar.sync."""
         b = self.batch
+        if self.polling:
+            completed = b.mbarriers.completed if b.mbarriers is not None else 0
+            if completed != self.polled_at:
+                self.polled_at = completed
+                polling, self.polling = self.polling, {}
+                for pc, m in polling.items():
+                    self._join(pc, m)
+                return
         at = {pc: m.reshape(b.nblocks, b.tp).any(axis=1) for pc, m in self.waiting.items()}
         if len(at) > 1:
             clash = np.flatnonzero(np.sum(list(at.values()), axis=0) > 1)
             if clash.size:
                 raise diagnose.divergent_barrier(self.program, b, int(clash[0]), *self._dense())
-        blocks = np.flatnonzero(np.logical_or.reduce(list(at.values())))
+        ready = np.logical_or.reduce(list(at.values())) if at else np.zeros(b.nblocks, np.bool_)
+        if self.polling:          # a block with threads waiting for an mbarrier is not at its bar.sync
+            ready &= ~np.logical_or.reduce([m.reshape(b.nblocks, b.tp).any(axis=1) for m in self.polling.values()])
+            if not ready.any():
+                raise diagnose.stuck_mbarrier(self.program, b, self.polling)
+        blocks = np.flatnonzero(ready)
         if b.exit_pc is not None:
             self._check_skipped(None, blocks)
         waiting, self.waiting = self.waiting, {}
+        go = np.repeat(ready, b.tp) if self.polling else None
         for pc, m in waiting.items():
-            self._join(pc + 1, m)
+            if go is None:
+                self._join(pc + 1, m)
+            else:
+                self._join(pc + 1, m & go)
+                self._join(pc, m & ~go, self.waiting)
         if b.races is not None:
             b.races.barrier(blocks)
 
@@ -189,6 +223,8 @@ class Threads:
         for pc, m in self.waiting.items():
             pcs[m] = pc
             waiting |= m
+        for pc, m in (self.polling or {}).items():
+            pcs[m] = pc
         return pcs.reshape(b.nblocks, b.tp), waiting.reshape(b.nblocks, b.tp)
 
     def _check_skipped(self, pc, blocks):

@@ -56,6 +56,12 @@ class Shadow:
             else:
                 arr[rows] = NONE
 
+    def forget(self, rows, slots):
+        """Forget what threads `slots` wrote and read in shadow entries `rows` (an mbarrier published it)."""
+        for arr in (self.writer, self.reader_a, self.reader_b):
+            held = arr[rows]
+            arr[rows[np.isin(held, slots)]] = NONE
+
     def syncwarp(self, slots):
         self.synced = True
         self.warp_sync[np.unique(slots >> 5)] += 1

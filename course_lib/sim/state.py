@@ -97,6 +97,11 @@ class Workspace:
 class Batch:
     """Blocks [first, first + nblocks) of a launch, executed together."""
     ids = None          # the grid's linear block indices, for a batch of chosen blocks
+    # Hopper's data movement, made when a kernel first uses it (copy_ops, copy_races, sync_ops):
+    async_copies = None     # async_copy.AsyncCopies: cp.async copies in flight
+    mbarriers = None        # mbarrier.MBarriers of the batch's blocks
+    tma_bar = None          # per shared byte: the mbarrier a TMA / bulk copy completes it with (-1: none)
+    arrivals = None         # {mbarrier key: [slots]}: who arrived in its current phase (copy_races)
 
     def __init__(self, workspace: Workspace, first: int, nblocks: int):
         launch = workspace.launch

@@ -2,15 +2,15 @@
 try_wait / test_wait with a state token or a phase parity, inval), on the batch's ``MBarriers``.
 
     build(ins, program)          # -> run(batch, mask) for opcode 'mbarrier'
-    barriers_of(batch)           # the batch's MBarriers (copy_ops completes transaction bytes on them)
 
 A barrier is keyed by (block of the batch, shared address). Threads of one instruction that name
 the same barrier act together: their arrival counts and transaction bytes add up (expect_tx
 first, then the arrivals, so a phase never completes between them), each arriving thread gets the
 phase it arrived in as its 64-bit state, and each waiting thread learns whether the phase it asks
 about has completed. Misuse (use before init, init twice, more arrivals than the count) is a
-BarrierError at the instruction's line. This module does not park waiting threads: a failed
-try_wait returns false and the kernel's own loop asks again.
+BarrierError at the instruction's line. A try_wait that fails (the hardware may suspend the thread
+until the phase completes) returns ``control.Poll``: the scheduler parks those threads until some
+phase completes, then they ask again; test_wait never blocks.
 """
 from __future__ import annotations
 
@@ -19,32 +19,11 @@ import numpy as np
 from ..errors import BarrierError, UnsupportedInstruction
 from . import mbarrier
 from .access import address_reader
+from .control import Poll
+from .copy_races import barriers_of, phase_completed
 from .operands import reader, writer
 
 KINDS = ("init", "arrive", "arrive_drop", "expect_tx", "complete_tx", "try_wait", "test_wait", "inval")
-
-
-def barriers_of(b) -> mbarrier.MBarriers:
-    bars = getattr(b, "mbarriers", None)
-    if bars is None:
-        bars = b.mbarriers = mbarrier.MBarriers(b.tp)
-    return bars
-
-
-def phase_completed(b, key, before: int):
-    """A phase of barrier `key` completed since phase number `before`. When its arrival count is the
-    whole block, every thread's accesses before arriving are ordered before every access after a
-    successful wait, like a __syncthreads(): the race detector starts a new epoch for the block.
-    (Accesses a thread makes between its arrive and its wait are not told apart: an approximation.)"""
-    bars = barriers_of(b)
-    bar = bars.bars.get(key)
-    if bar is None or bar.phase <= before or b.races is None:
-        return
-    block = key[0]
-    live = int(b.alive.reshape(b.nblocks, b.tp)[block].sum()) if b.exit_pc is None else \
-        int((b.exit_pc.reshape(b.nblocks, b.tp)[block] < 0).sum() + 0)
-    if bar.count >= max(live, 1):
-        b.races.barrier(np.array([block]))
 
 
 def _slots(b, mask):
@@ -118,7 +97,7 @@ def _arrive(ins, program, kind):
                 bars.bars[key].count -= count if key in bars.bars else 0
             before = bars.phase_of(key)
             tokens[pos] = bars.token_bits(bars.arrive(key, count=count, tx=tx))
-            phase_completed(b, key, before)
+            phase_completed(b, key, before, slots[pos])
         if state_w is not None:
             state_w(b, mask, tokens)
     return run
@@ -143,6 +122,7 @@ def _wait(ins, program, kind):
     pred_w = writer(ops[0], "pred")
     addr_r = address_reader(ops[1], program)
     parity = "parity" in ins.mods
+    blocking = kind == "try_wait"
     what_r = reader(ops[2], "u32" if parity else "b64", program)
 
     def run(b, mask):
@@ -152,6 +132,11 @@ def _wait(ins, program, kind):
         for key, pos in _groups(b, slots, addr_r(b, mask)).items():
             done[pos] = barriers_of(b).test(key, slots[pos], **({"parity": what[pos]} if parity else {"token": what[pos]}))
         pred_w(b, mask, done)
+        if blocking and not done.all():           # try_wait may suspend the thread: it waits for a phase
+            waiting = np.zeros(b.n, np.bool_)
+            waiting[slots[~done]] = True
+            return Poll(waiting)
+        return None
     return run
 
 

@@ -10,9 +10,9 @@ poisoned output), ``verify`` (how many elements are wrong, and where), ``backend
 and ``GPU``: ``run`` -> ``Result``), ``model`` (bandwidth modelled from exact counts), ``bench``
 and ``run_once`` (the ``python -m course_lib bench|run`` commands).
 """
-from .catalog import DEMOS, HOPPER, SPECS, Spec, register
+from .catalog import DEMOS, SPECS, Spec, register
 from .data import poisoned, random_matrix
 from .transpose import Transpose, as_kernel, kernel, module_for
 
-__all__ = ["DEMOS", "HOPPER", "SPECS", "Spec", "register", "poisoned", "random_matrix", "Transpose", "as_kernel",
+__all__ = ["DEMOS", "SPECS", "Spec", "register", "poisoned", "random_matrix", "Transpose", "as_kernel",
            "kernel", "module_for"]

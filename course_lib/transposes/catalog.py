@@ -42,9 +42,6 @@ class Spec:
 
 SPECS: dict[str, Spec] = {}
 DEMOS: dict[str, Spec] = {}            # correct, but too slow for big shapes (kernel() finds them)
-# Notebook 12's kernels (cp.async, TMA, ldmatrix, shuffles): kernel() finds them and they run on a GPU;
-# they join SPECS once the simulator's dispatch runs their instructions (issue 19, phase 2)
-HOPPER: dict[str, Spec] = {}
 
 
 def register(spec: Spec, table=None) -> Spec:
@@ -209,10 +206,8 @@ register(Spec("vec_out", "Padded 32x32 tile, 32x4 threads, one vector store each
 
 
 # ------------------------------------------------------------------------------------ notebook 12
-def _hopper(spec):
-    return register(spec, HOPPER)
-
-
+# cp.async, the TMA, ldmatrix and shuffles; the TMA kernels take tensor maps (maps=) and refuse
+# shapes whose rows are not whole 16-byte pieces (shapes=)
 def _tma_maps(inp, out=None, swizzle=128):
     return lambda p, d: dict(inp=inp(p, d), out=out(p, d) if out else None, swizzle=p.get("SW", swizzle))
 
@@ -236,39 +231,39 @@ def _pitches(p, rows, cols, dtype):
     return None
 
 
-_hopper(Spec("tma_copy", "TMA copy: a box in, the same box out (the TMA's ceiling)", "tma.cu", "tma_copy<{T}, {SW}>",
+register(Spec("tma_copy", "TMA copy: a box in, the same box out (the TMA's ceiling)", "tma.cu", "tma_copy<{T}, {SW}>",
               tile=lambda p: (_row(p, p["_D"]), 32), block=lambda p: (128, 1), defaults=dict(SW=128), is_copy=True,
               lesson="12", shapes=_pitches, maps=_tma_maps(lambda p, d: (32, _row(p, d)), lambda p, d: (32, _row(p, d)))))
-_hopper(Spec("tma", "TMA box in (swizzled 128 B), 4x4..16x16 register transposes, 16-byte stores", "tma.cu",
+register(Spec("tma", "TMA box in (swizzled 128 B), 4x4..16x16 register transposes, 16-byte stores", "tma.cu",
               "tma_tile<{T}, {BOX_R}, {WARPS}, {SW}>", tile=lambda p: (_row(p, p["_D"]), p["BOX_R"]),
               block=lambda p: (32 * p["WARPS"], 1), defaults=dict(BOX_R=64, WARPS=4, SW=128), lesson="12",
               dtype_defaults=lambda d: {2: dict(BOX_R=128)}.get(d.itemsize, {}),
               check=lambda p, d: None if p["SW"] in (0, 128) else "tma_tile reads 128-byte box rows: SW = 0 or 128",
               shapes=_pitches, maps=_tma_maps(lambda p, d: (p["BOX_R"], _row(p, d)))))
-_hopper(Spec("tma_both", "TMA in and out, the tile turned around element by element", "tma.cu",
+register(Spec("tma_both", "TMA in and out, the tile turned around element by element", "tma.cu",
               "tma_both<{T}, {SW}>", tile=lambda p: (_row(p, p["_D"]), _row(p, p["_D"])), block=lambda p: (256, 1),
               defaults=dict(SW=128), lesson="12", bench=False,
               shapes=_pitches, maps=_tma_maps(lambda p, d: (_row(p, d), _row(p, d)), lambda p, d: (_row(p, d), _row(p, d)))))
-_hopper(Spec("tma_out", "TMA in and out through two swizzled boxes, conflict-free both ways", "tma_fast.cu",
+register(Spec("tma_out", "TMA in and out through two swizzled boxes, conflict-free both ways", "tma_fast.cu",
               "tma_out<{T}, {WARPS}, {NB}>", tile=lambda p: (128 // p["_S"], p["NB"] * 128 // p["_S"]),
               block=lambda p: (32 * p["WARPS"], 1), defaults=dict(WARPS=4, NB=2), lesson="12",
               dtype_defaults=lambda d: {1: dict(NB=1)}.get(d.itemsize, {}),
               check=lambda p, d: None if 2 * p["NB"] * 128 * 128 <= 48 * 1024 * d.itemsize else
               f"NB = {p['NB']} boxes in and out need more than 48 KiB of shared memory",
               shapes=_pitches, maps=_tma_maps(lambda p, d: (128 // d.itemsize,) * 2, lambda p, d: (128 // d.itemsize,) * 2)))
-_hopper(Spec("tma_pipe", "TMA boxes through a ring of STAGES stages, persistent blocks", "tma_fast.cu",
+register(Spec("tma_pipe", "TMA boxes through a ring of STAGES stages, persistent blocks", "tma_fast.cu",
               "tma_pipe<{T}, {BOX_R}, {WARPS}, {STAGES}, {ORDER}>", tile=lambda p: (128 // p["_S"], p["BOX_R"]),
               block=lambda p: (32 * p["WARPS"], 1), defaults=dict(BOX_R=64, WARPS=4, STAGES=3, ORDER=0, BPS=8),
               lesson="12", grid=lambda p, rows, cols: (min(_cdiv(cols, 128 // p["_S"]) * _cdiv(rows, p["BOX_R"]),
                                                               132 * p["BPS"]), 1),
               shapes=_pitches, maps=_tma_maps(lambda p, d: (p["BOX_R"], 128 // d.itemsize))))
-_hopper(Spec("async", "Padded tile filled by cp.async, STAGES tiles in flight per block", "async_tile.cu",
+register(Spec("async", "Padded tile filled by cp.async, STAGES tiles in flight per block", "async_tile.cu",
               "async_tile<{T}, 32, 8, {STAGES}, {TILES}>", tile=lambda p: (32, 32 * p["TILES"]),
               block=lambda p: (32, 8), defaults=dict(STAGES=2, TILES=4), lesson="12"))
-_hopper(Spec("shuffle", "A 32x32 tile per warp, turned around in registers by __shfl_xor_sync", "shuffle.cu",
+register(Spec("shuffle", "A 32x32 tile per warp, turned around in registers by __shfl_xor_sync", "shuffle.cu",
               "shuffle<{T}, {WARPS}>", tile=lambda p: (32, 32 * p["WARPS"]), block=lambda p: (32, p["WARPS"]),
               defaults=dict(WARPS=4), lesson="12"))
-_hopper(Spec("ldsm", "16-bit 8x8 blocks moved by ldmatrix.trans + stmatrix", "ldsm.cu", "ldsm<{T}, {THREADS}>",
+register(Spec("ldsm", "16-bit 8x8 blocks moved by ldmatrix.trans + stmatrix", "ldsm.cu", "ldsm<{T}, {THREADS}>",
               tile=lambda p: (64, 64), block=lambda p: (p["THREADS"], 1), defaults=dict(THREADS=256), itemsizes=(2,),
               lesson="12", shapes=lambda p, r, c, d: None if r % 8 == 0 and c % 8 == 0 else
               f"ldsm moves whole 16-byte rows of 8 elements: {r}x{c} is not a multiple of 8 both ways"))
@@ -280,7 +275,7 @@ def _band_shapes(p, rows, cols, dtype):
                                             f"of {cols} elements, more than the 227 KiB a block can have")
 
 
-_hopper(Spec("band", "R whole rows per block, one bulk copy (cp.async.bulk), pieces of R elements out", "band.cu",
+register(Spec("band", "R whole rows per block, one bulk copy (cp.async.bulk), pieces of R elements out", "band.cu",
              "band<{T}, {R}, {THREADS}>", tile=lambda p: (1, p["R"]), block=lambda p: (p["THREADS"], 1),
              defaults=dict(R=8, THREADS=256), lesson="12",
              dtype_defaults=lambda d: {4: dict(R=4), 8: dict(R=2)}.get(d.itemsize, {}),

@@ -21,13 +21,16 @@ SM     clocks of work inside the SMs / (SMs x clock), all competing for the same
     GB/s = (bytes loaded + bytes stored) / time     # the course's effective bandwidth
 
 Counts grow with the matrix, so a small simulated matrix (a multiple of the tile, e.g. 256 x 256)
-predicts a large one (the measurements are 8192 x 8192); launch overhead is ignored.
+predicts a large one (the measurements are 8192 x 8192); launch overhead is ignored. TMA and
+bulk copies (``SimRun.tma_counts``) add their bytes and sectors, and nothing to requests or wavefronts.
 STATUS says how close the model is; :func:`calibrate` refits it to new measurements.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+
+from ..sim.tma import TMA_READ_BYTES, TMA_READ_SECTORS, TMA_WRITE_BYTES, TMA_WRITE_SECTORS
 
 STATUS = ("H100: calibrated on 60 measurements of 2026-11-22 (benchmarks/results/h100_2026-11-22/b_bench.txt) "
           "and checked against the 64 of 2026-11-23 (16 course kernels x float32/float64/float16/uint8 at "
@@ -95,6 +98,13 @@ def traffic(run) -> dict:
             t["lines"] += r["sectors"] * per_sector.get(r["pc"], 0.25)
         elif r["space"] == "shared":
             t["wavefronts"] += r["wavefronts"]
+    # TMA and bulk copies bypass the load/store unit (no rows, no requests, no wavefronts), but their
+    # bytes cross DRAM and L2 like any others, in whole sectors of whole lines
+    tma = getattr(run, "tma_counts", None) or {}
+    for op, nbytes, sectors in (("ld", TMA_READ_BYTES, TMA_READ_SECTORS), ("st", TMA_WRITE_BYTES, TMA_WRITE_SECTORS)):
+        t[f"useful_{op}"] += tma.get(nbytes, 0)
+        t[f"sectors_{op}"] += tma.get(sectors, 0)
+        t["lines"] += tma.get(sectors, 0) / 4
     return t
 
 

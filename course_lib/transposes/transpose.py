@@ -25,7 +25,7 @@ from ..errors import ArgumentError
 from ..kernel.launch import dim3
 from ..kernel.module import KernelNotFound, RawModule
 from ..sim.tma import TensorMap
-from .catalog import DEMOS, HOPPER, SPECS, Spec
+from .catalog import DEMOS, SPECS, Spec
 from .data import poisoned
 
 _modules: dict = {}
@@ -61,7 +61,7 @@ class Transpose:
             raise ArgumentError(f"no course kernel moves {dtype} elements",
                                 hint=f"use one of {', '.join(sorted(str(d) for d in C_NAME))}")
         if dtype.itemsize not in spec.itemsizes:
-            raise ArgumentError(f"{spec.key} handles {spec.itemsizes}-byte elements, not {dtype}",
+            raise ArgumentError(f"{spec.key} handles {' or '.join(map(str, spec.itemsizes))}-byte elements, not {dtype}",
                                 hint="pick another kernel for this dtype (transposes.SPECS lists them)")
         problem = spec.check(params, dtype) if spec.check else None
         if problem:
@@ -110,8 +110,7 @@ class Transpose:
         """(out, inp, rows, cols); for a TMA kernel (spec.maps) TensorMaps over inp (and out): the
         TensorMap refuses, with a hint, rows whose pitch is not a multiple of 16 bytes."""
         rows, cols = inp.shape
-        why = self.spec.shapes(self.params, rows, cols, np.dtype(inp.dtype)) if self.spec is not None and self.spec.shapes \
-            else None
+        why = self.refuses(rows, cols, inp.dtype)
         if why:
             raise ArgumentError(f"{self.label}: {why}", hint="pick another kernel for this shape (transposes.SPECS)")
         if self.spec is not None and self.spec.maps is not None:
@@ -120,6 +119,13 @@ class Transpose:
             if m["out"] is not None:
                 out = TensorMap(out, box=m["out"], swizzle=m["swizzle"])
         return (out, inp, np.int32(rows), np.int32(cols))
+
+    def refuses(self, rows, cols, dtype=None) -> str | None:
+        """Why this kernel cannot move a rows x cols matrix (the TMA's 16-byte row pitches, ldsm's
+        8-element rows, band's shared memory), or None when it can."""
+        if self.spec is None or self.spec.shapes is None:
+            return None
+        return self.spec.shapes(self.params, rows, cols, np.dtype(dtype if dtype is not None else self.dtype))
 
     def shared_mem(self, rows, cols) -> int:
         """Bytes of dynamic shared memory a launch over rows x cols needs (0 for most kernels)."""
@@ -153,9 +159,9 @@ class Transpose:
 
 def kernel(key: str, dtype=np.float32, **params) -> Transpose:
     """The course kernel `key` for elements of `dtype`; params override its defaults."""
-    spec = SPECS.get(key) or DEMOS.get(key) or HOPPER.get(key) if isinstance(key, str) else None
+    spec = SPECS.get(key) or DEMOS.get(key) if isinstance(key, str) else None
     if spec is None:
-        known = list(SPECS) + list(DEMOS) + list(HOPPER)
+        known = list(SPECS) + list(DEMOS)
         close = difflib.get_close_matches(str(key), known, n=3)
         raise KernelNotFound(f"no course kernel {key!r}",
                              hint=(f"did you mean {', '.join(close)}? " if close else "") + f"known: {', '.join(known)}")

@@ -11,9 +11,13 @@ METRIC = "l1tex__t_sectors_pipe_lsu_mem_global_op_{}.sum"
 
 @pytest.mark.parametrize("key", [k for k, s in transposes.SPECS.items() if s.bench])
 def test_every_course_kernel_is_correct_on_awkward_shapes(key):
-    """float32 on the large awkward shapes; tests/transposes/test_kernels.py covers every dtype (smaller)."""
-    t = transposes.kernel(key, np.float32)
-    for shape, result in verify.check(t):
+    """float32 (float16 for ldsm) on the large awkward shapes it takes (a TMA kernel refuses rows that
+    are not whole 16-byte pieces); tests/transposes/test_kernels.py covers every dtype (smaller)."""
+    dtype = np.float32 if 4 in transposes.SPECS[key].itemsizes else np.float16
+    t = transposes.kernel(key, dtype)
+    results = verify.check(t)
+    assert results and (1000, 1030) in [s for s, _ in results] or t.refuses(1000, 1030)
+    for shape, result in results:
         assert result.ok, f"{key} {shape}: {result}"
 
 

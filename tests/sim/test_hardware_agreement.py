@@ -4,7 +4,11 @@ benchmarks/results/h100_2026-11-2* keep the hardware's numbers, so this runs wit
 - 738 single-warp shared-memory patterns (benchmarks/ncu_shared_probe.py, 2026-11-22): every one agrees;
 - every course kernel x dtype x shape and the memory-rules patterns (benchmarks/ncu_compare.py,
   every run; later runs have later kernels) on all eight metrics, except two launches whose
-  hardware count varies between runs, listed below with the reason.
+  hardware count varies between runs, listed below with the reason;
+- Hopper's data movement (issue 19, benchmarks/hopper_probe.py, 2026-11-26): the cp.async, ldmatrix,
+  stmatrix, movmatrix, bulk, mbarrier and TMA patterns and the new kernels' launches (tma_tile, tma_pipe,
+  tma_copy, tma_both, async_tile, shuffle, ldsm; tma_out, tma_wide and band from run 4) on the eight
+  metrics, and where ncu collected them the TMA counters, all through Function.simulate.
 """
 import json
 import sys
@@ -13,11 +17,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from course_lib.sim import tma
+
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "h100_2026-11-22"
 NCU_RUNS = ["h100_2026-11-22", "h100_2026-11-23", "h100_2026-11-24", "h100_2026-11-24b"]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import hopper_launches as hl  # noqa: E402
 import ncu_compare  # noqa: E402
 import ncu_shared_probe  # noqa: E402
 
@@ -85,3 +92,62 @@ def test_noisy_launches_match_a_count_the_gpu_produced():
     for label, (case, counts) in seen.items():
         sim = _simulated(case)
         assert sim in counts, f"{label}: simulator {sim} is none of the GPU's {counts}"
+
+
+# ----------------------------------------------------------------------------- Hopper's data movement
+HOPPER = ROOT / "benchmarks" / "results" / "h100_2026-11-26_hopper"
+HOPPER_RUNS = ["run1_ncu.json", "run2_ncu.json", "run4_ncu.json"]
+TMA_COUNTERS = [tma.TMA_READ_BYTES, tma.TMA_READ_SECTORS, tma.TMA_WRITE_BYTES, tma.TMA_WRITE_SECTORS, tma.TMA_LOADS,
+                tma.TMA_STORES]
+
+
+def _hopper_records(run, stage="all"):
+    path = HOPPER / run
+    return json.loads(path.read_text())[stage]["records"] if path.exists() else []
+
+
+def _hopper_disagreements(records, launch):
+    """(label, {metric: (sim, ncu)}) of every record whose simulated counts differ from ncu's: the eight
+    metrics always, the TMA counters where ncu collected them."""
+    wrong = []
+    for r in records:
+        fn, grid, block, args, shared = launch(r["label"])
+        run = fn.simulate(grid, block, args, shared_mem=shared, check_races=False, echo=False, progress=False)
+        names = ncu_compare.METRICS + [m for m in TMA_COUNTERS if m in r["ncu"]]
+        diff = {m: (int(run.metrics.get(m, 0)), int(r["ncu"].get(m, 0))) for m in names
+                if int(run.metrics.get(m, 0)) != int(r["ncu"].get(m, 0))}
+        if diff:
+            wrong.append((r["label"], diff))
+    return wrong
+
+
+def _kernel(label):
+    key, dtype, rows, cols = label.split()
+    fn, grid, block, args, _, _, shared = hl.kernel_launch(key, dtype, int(rows), int(cols))
+    return fn, grid, block, args, shared
+
+
+@pytest.mark.parametrize("run", ["run2_ncu.json", pytest.param("run1_ncu.json", marks=pytest.mark.slow)])
+def test_hopper_patterns_agree_with_ncu(run):
+    """cp.async (.ca/.cg, every stride, partial warps, src-size), ldmatrix/stmatrix, TMA boxes, bulk copies."""
+    records = hl.pattern_records(_hopper_records(run)) + hl.pattern_records(_hopper_records(run, "few"))
+    wrong = _hopper_disagreements(records, hl.probe_launch)
+    assert len(records) > 100 and not wrong, f"{len(wrong)} of {len(records)} disagree (sim, ncu): {wrong[:3]}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("run", ["run2_ncu.json", "run4_ncu.json"])
+def test_hopper_kernels_agree_with_ncu(run):
+    records = hl.kernel_records(_hopper_records(run)) + hl.kernel_records(_hopper_records(run, "few"))
+    if not records:
+        pytest.skip(f"{run} is not in {HOPPER.name}")
+    hl.prepare([(r["label"].split()[0], np.dtype(r["label"].split()[1]), {}) for r in records])
+    wrong = _hopper_disagreements(records, _kernel)
+    assert not wrong, f"{len(wrong)} of {len(records)} disagree (sim, ncu): {wrong[:3]}"
+
+
+def test_four_hopper_kernels_agree_with_ncu():
+    """The fast tier's share of the replay above: one launch of each way of moving data."""
+    labels = {"tma_tile float32 96 160", "async_tile float32 100 130", "ldsm float16 96 160", "tma_pipe float32 208 272"}
+    records = [r for r in _hopper_records("run2_ncu.json", "few") if r["label"] in labels]
+    assert len(records) == 4 and not _hopper_disagreements(records, _kernel)

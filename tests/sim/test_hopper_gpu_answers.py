@@ -64,6 +64,23 @@ def test_movmatrix_is_the_gpus():
     assert np.array_equal(mm.movmatrix(regs[None])[0], np.array(SEM["movmatrix"], np.uint32))
 
 
+MOVMATRIX = r'''
+__global__ void move(unsigned* out) {
+    unsigned l = threadIdx.x, r = (2 * l) | ((2 * l + 1) << 16), d;
+    asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(d) : "r"(r));
+    out[l] = d;
+}
+'''
+
+
+def test_movmatrix_in_a_kernel_is_the_gpus():
+    """The same values through the simulator's dispatch (a kernel with the instruction, Function.simulate)."""
+    import course_lib as cl
+    out = np.zeros(32, np.uint32)
+    cl.RawModule(code=MOVMATRIX, filename="move.cu").get_function("move").simulate((1,), (32,), (out,), echo=False)
+    assert np.array_equal(out, np.array(SEM["movmatrix"], np.uint32))
+
+
 def test_cp_async_zero_fill_is_the_gpus():
     keys = [k for k in SEM if k.startswith("cpasync ") and "src_size" in k]
     for k in keys:

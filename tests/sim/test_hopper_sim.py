@@ -1,10 +1,8 @@
-"""Issue 19's kernels in the simulator (cp.async, TMA, mbarrier, ldmatrix/stmatrix, shuffles), through
-the closures of copy_ops, sync_ops, matrix_ops and param_ops (installed by hopper_wiring until the
-new instructions join the simulator's dispatch):
+"""Issue 19's kernels in the simulator (cp.async, TMA, mbarrier, ldmatrix/stmatrix, shuffles), run the
+way a student runs them (Function.simulate):
 
 - every new kernel, dtype and shape moves every element right (random data, poisoned output);
-- the 37 launches of the new kernels an H100 measured (benchmarks/results/h100_2026-11-26_hopper,
-  run 2) agree with ncu on the course's eight metrics, and the TMA launches on the TMA counters;
+  (what they count against the H100's ncu: tests/sim/test_hardware_agreement.py)
 - the PTX of NVRTC 12.9 and 13.0 (tests/sim/hopper_ptx) runs the three async-copy forms of CUDA C++
   (cuda_pipeline.h, cuda::pipeline, cuda::barrier + cuda::memcpy_async) right;
 - misuse is named: ldmatrix in a split warp, an mbarrier used before init, a tensor map argument
@@ -12,87 +10,26 @@ new instructions join the simulator's dispatch):
 """
 import gzip
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import course_lib as cl
-import hopper_wiring as hw
+import hopper_launches as hl
 from course_lib.sim.tma import TensorMap
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import hopper_common as hc  # noqa: E402
-
 FIX = Path(__file__).resolve().parent / "hopper_ptx"
 RUN2 = ROOT / "benchmarks" / "results" / "h100_2026-11-26_hopper" / "run2_ncu.json"
-METRICS = ["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
-           "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-           "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-           "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
-           "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"]
 
 
-@pytest.fixture(autouse=True)
-def wired():
-    with hw.installed():
-        yield
-
-
-_FUNCTIONS: dict = {}
-
-
-def _prepare(instances):
-    """Compile the (key, dtype, params) instances not compiled yet, one NVRTC run per file
-    (compiling each alone takes a second or two)."""
-    by_file = {}
-    for key, dt, params in instances:
-        path, name = hc.instance(key, dt, params)
-        if (str(path), name) not in _FUNCTIONS:
-            by_file.setdefault(str(path), set()).add(name)
-    for path, names in by_file.items():
-        module = cl.RawModule(path=path, name_expressions=sorted(names))
-        _FUNCTIONS.update({(path, n): module.get_function(n) for n in names})
-
-
-def _function(key, dtype, params):
-    path, name = hc.instance(key, dtype, params)
-    _prepare([(key, dtype, params)])
-    return _FUNCTIONS[(str(path), name)]
+def _simulate(fn, grid, block, args, **options):
+    return fn.simulate(grid, block, args, echo=False, progress=False, **options)
 
 
 def launch(key, dtype, rows, cols, params=None, seed=0):
-    """(function, grid, block, args, input, output) of a new kernel on a random rows x cols matrix,
-    the grid as hopper_common launches it on a GPU."""
-    p = dict(hc.DEFAULTS[key], **(params or {}))
-    dt, s = np.dtype(dtype), np.dtype(dtype).itemsize
-    fn = _function(key, dt, params or {})
-    a = (np.random.default_rng(seed).random((rows, cols)) * 200 + 1).astype(dt)
-    out = np.zeros((rows, cols) if key == "tma_copy" else (cols, rows), dt)
-    out.view(np.uint8)[...] = 0xA5
-    w, b = (p.get("SW") or 128) // s, 128 // s
-    tm = lambda arr, box, sw=128: TensorMap(arr, box=box, swizzle=sw)
-    cdiv = lambda x, y: -(-x // y)
-    if key in ("tma_tile", "tma_pipe", "tma_wide"):
-        args = (out, tm(a, (p["BOX_R"], w if key == "tma_tile" else b), p.get("SW", 128)), rows, cols)
-        boxes = cdiv(cols, b) * cdiv(rows, p["BOX_R"])
-        grid = ((cdiv(cols, w), cdiv(rows, p["BOX_R"])) if key == "tma_tile" else
-                (min(boxes, 132 * p["BPS"]),) if key == "tma_pipe" else (cdiv(cols, p["NB"] * b) * cdiv(rows, p["BOX_R"]),))
-        block = (32 * p["WARPS"],)
-    elif key == "tma_copy":
-        args, grid, block = (tm(out, (32, w), p["SW"]), tm(a, (32, w), p["SW"]), rows, cols), (cdiv(cols, w), cdiv(rows, 32)), (128,)
-    elif key == "tma_both":
-        args, grid, block = (tm(out, (w, w), p["SW"]), tm(a, (w, w), p["SW"]), rows, cols), (cdiv(cols, w), cdiv(rows, w)), (256,)
-    elif key == "tma_out":
-        args = (tm(out, (b, b)), tm(a, (b, b)), rows, cols)
-        grid, block = (cdiv(cols, b), cdiv(rows, p["NB"] * b)), (32 * p["WARPS"],)
-    else:
-        args = (out, a, rows, cols)
-        grid, block = (((cdiv(cols, 32), cdiv(rows, 32 * p["TILES"])), (32, 8)) if key == "async_tile" else
-                       ((cdiv(cols, 32), cdiv(rows, 32 * p["WARPS"])), (32, p["WARPS"])) if key == "shuffle" else
-                       ((cdiv(cols, 64), cdiv(rows, 64)), (p["THREADS"],)))
+    fn, grid, block, args, a, out, shared = hl.kernel_launch(key, dtype, rows, cols, params, seed)
     return fn, grid, block, args, a, out
 
 
@@ -103,16 +40,16 @@ CASES = [("tma_tile", {}), ("tma_tile", dict(SW=0)), ("tma_copy", dict(SW=64)), 
 
 
 def _every_element(key, params, dtypes, shapes):
-    _prepare([(key, dt, params) for dt in dtypes if not hc.applies(key, 96, 160, dt) or key == "async_tile"])
+    hl.prepare([(key, dt, params) for dt in dtypes if not hl.hc.applies(key, 96, 160, dt) or key == "async_tile"])
     done = 0
     for dtype in dtypes:
         for rows, cols in shapes:
-            if hc.applies(key, rows, cols, dtype) or (key == "tma_both" and rows > 100):   # tiny boxes: many blocks
+            if hl.hc.applies(key, rows, cols, dtype) or (key == "tma_both" and rows > 100):   # tiny boxes: many blocks
                 continue
             fn, grid, block, args, a, out = launch(key, dtype, rows, cols, params, seed=rows + cols)
             if key == "tma_pipe":
                 grid = (3,)      # 3 blocks: each walks several boxes through the ring
-            run = hw.simulate(fn, grid, block, args)
+            run = _simulate(fn, grid, block, args)
             want = a if key == "tma_copy" else a.T
             assert np.array_equal(out.view(np.uint8), np.ascontiguousarray(want).view(np.uint8)), (np.dtype(dtype), rows, cols)
             assert not run.races and not [w for w in run.warnings if w.kind == "uninitialized"]
@@ -134,47 +71,6 @@ def test_new_kernels_move_every_element_of_every_dtype_and_shape(key, params):
     assert _every_element(key, params, DTYPES, ((96, 160), (100, 130), (1, 4097), (208, 272))) >= 2
 
 
-def _kernel_records():
-    return [r for r in json.loads(RUN2.read_text())["all"]["records"] if len(r["label"].split()) == 4
-            and r["label"].split()[0] in hc.NEW]
-
-
-@pytest.mark.slow
-def test_new_kernels_count_what_the_h100_counted():
-    records = _kernel_records()
-    _prepare([(r["label"].split()[0], np.dtype(r["label"].split()[1]), {}) for r in records])
-    wrong = []
-    for r in records:
-        key, dt, rows, cols = r["label"].split()
-        fn, grid, block, args, _, _ = launch(key, dt, int(rows), int(cols))
-        run = hw.simulate(fn, grid, block, args, check_races=False)
-        sim, ncu = [run.metrics[m] for m in METRICS], [int(r["ncu"].get(m, 0)) for m in METRICS]
-        if sim != ncu:
-            wrong.append((r["label"], sim, ncu))
-    assert len(records) == 37 and not wrong, wrong
-
-
-def test_four_new_kernels_count_what_the_h100_counted():
-    """The fast tier's share of the replay above: one launch of each way of moving data."""
-    labels = {"tma_tile float32 96 160", "async_tile float32 100 130", "ldsm float16 96 160", "tma_pipe float32 208 272"}
-    for r in (r for r in _kernel_records() if r["label"] in labels):
-        key, dt, rows, cols = r["label"].split()
-        fn, grid, block, args, _, _ = launch(key, dt, int(rows), int(cols))
-        run = hw.simulate(fn, grid, block, args, check_races=False)
-        assert [run.metrics[m] for m in METRICS] == [int(r["ncu"].get(m, 0)) for m in METRICS], r["label"]
-
-
-def test_tma_counters_of_whole_kernels():
-    few = {r["label"]: r["ncu"] for r in json.loads(RUN2.read_text())["few"]["records"]}
-    for label in ("tma_tile float32 96 160", "tma_both float32 96 160", "tma_pipe float32 208 272"):
-        key, dt, rows, cols = label.split()
-        fn, grid, block, args, _, _ = launch(key, dt, int(rows), int(cols))
-        run = hw.simulate(fn, grid, block, args, check_races=False)
-        for name, value in run.tma_counts.items():
-            assert few[label].get(name, 0) == value, (label, name)
-        assert run.tma_counts
-
-
 @pytest.mark.parametrize("major", [12, 13])
 def test_async_copy_forms_from_both_nvrtc_generations(major):
     ptx = gzip.decompress((FIX / f"nvrtc{major}" / "pipeline_forms.ptx.gz").read_bytes()).decode()
@@ -183,7 +79,7 @@ def test_async_copy_forms_from_both_nvrtc_generations(major):
     for name, n in (("primitives", 128), ("pipeline", 128), ("block_copy", 512)):
         a = rng.random(n).astype(np.float32)
         out = np.zeros_like(a)
-        run = hw.simulate(mod.get_function(name), (1,), (128,), (out, a))
+        run = _simulate(mod.get_function(name), (1,), (128,), (out, a))
         want = a[::-1] if name != "block_copy" else a.reshape(128, 4)[::-1].reshape(-1)
         assert np.array_equal(out, want), name
         assert not run.races
@@ -198,7 +94,7 @@ def test_tma_ptx_from_both_nvrtc_generations(major):
     fn = mod.get_function(manifest["tma_tile<unsigned short, 64, 4, 128>"])
     a = np.random.default_rng(3).integers(1, 60000, (96, 160)).astype(np.uint16)
     out = np.zeros((160, 96), np.uint16)
-    hw.simulate(fn, (3, 2), (128,), (out, TensorMap(a, box=(64, 64), swizzle=128), 96, 160))
+    _simulate(fn, (3, 2), (128,), (out, TensorMap(a, box=(64, 64), swizzle=128), 96, 160))
     assert np.array_equal(out, a.T)
 
 
@@ -227,17 +123,17 @@ __global__ void early(float* out) {
 def test_misuse_is_named():
     fn = cl.RawModule(code=LDSM_SPLIT, filename="split.cu").get_function("split")
     with pytest.raises(cl.KernelError, match="warp-wide") as err:
-        hw.simulate(fn, (1,), (32,), (np.zeros(32, np.uint32),))
+        _simulate(fn, (1,), (32,), (np.zeros(32, np.uint32),))
     assert err.value.line == 8
     fn = cl.RawModule(code=BEFORE_INIT, filename="early.cu").get_function("early")
     with pytest.raises(cl.BarrierError, match="before mbarrier.init"):
-        hw.simulate(fn, (1,), (32,), (np.zeros(32, np.float32),))
+        _simulate(fn, (1,), (32,), (np.zeros(32, np.float32),))
     fn, grid, block, args, a, out = launch("tma_tile", np.float32, 96, 160)
     with pytest.raises(cl.ArgumentError, match="TensorMap"):
-        hw.simulate(fn, grid, block, (out, a, 96, 160))
+        _simulate(fn, grid, block, (out, a, 96, 160))
 
 
-@pytest.mark.parametrize("key", sorted(cl.transposes.HOPPER))
+@pytest.mark.parametrize("key", sorted(k for k, s in cl.transposes.SPECS.items() if s.lesson == "12"))
 def test_catalog_kernels_launch_as_the_transpose_wrapper_says(key):
     """transposes.kernel(key): its config and its args (TensorMaps built over in and out) move every element."""
     dtype = np.float16 if key == "ldsm" else np.float32
@@ -245,7 +141,7 @@ def test_catalog_kernels_launch_as_the_transpose_wrapper_says(key):
     a = cl.transposes.random_matrix(96, 160, dtype)
     out = cl.transposes.poisoned(t.out_shape(96, 160), dtype)
     grid, block = t.config(96, 160)
-    hw.simulate(t.function, grid, block, t.args(out, a), shared_mem=t.shared_mem(96, 160))
+    _simulate(t.function, grid, block, t.args(out, a), shared_mem=t.shared_mem(96, 160))
     assert np.array_equal(out, t.expected(a))
     if key.startswith("tma") or key == "ldsm":
         with pytest.raises(cl.ArgumentError, match="16 bytes|multiple of 8"):
@@ -298,18 +194,18 @@ __global__ void no_sync(float* out, const float* in) {
 
 def test_reading_a_copy_before_its_wait_is_a_race_named_with_both_lines():
     fn = cl.RawModule(code=EARLY_CP, filename="early.cu").get_function("early")
-    run = hw.simulate(fn, (1,), (256,), (np.zeros(256, np.float32), np.ones(256, np.float32)))
+    run = _simulate(fn, (1,), (256,), (np.zeros(256, np.float32), np.ones(256, np.float32)))
     assert [(r.copy, r.lines, r.count) for r in run.races] == [("cp.async", (5, 7), 256)]
     assert "__pipeline_wait_prior" in run.races[0].hint
     fn = cl.RawModule(code=EARLY_TMA, filename="early_tma.cu").get_function("early_tma")
-    run = hw.simulate(fn, (1,), (32,), (np.zeros(32, np.float32), TensorMap(np.ones((32, 32), np.float32), box=(32, 32))))
+    run = _simulate(fn, (1,), (32,), (np.zeros(32, np.float32), TensorMap(np.ones((32, 32), np.float32), box=(32, 32))))
     assert [(r.copy, r.lines) for r in run.races] == [("TMA", (14, 17))]
     assert "mbarrier" in str(run.races[0])
 
 
 def test_a_finished_cp_async_is_its_own_threads_write():
     fn = cl.RawModule(code=NO_SYNC, filename="no_sync.cu").get_function("no_sync")
-    run = hw.simulate(fn, (1,), (256,), (np.zeros(256, np.float32), np.ones(256, np.float32)))
+    run = _simulate(fn, (1,), (256,), (np.zeros(256, np.float32), np.ones(256, np.float32)))
     assert [(r.kind, r.lines) for r in run.races] == [("RAW", (5, 8))]
 
 
@@ -322,7 +218,7 @@ def test_band_moves_whole_bands_and_partial_ones(dtype):
         a = cl.transposes.random_matrix(rows, cols, dtype)
         out = cl.transposes.poisoned(t.out_shape(rows, cols), dtype)
         grid, block = t.config(rows, cols)
-        run = hw.simulate(t.function, grid, block, t.args(out, a), shared_mem=t.shared_mem(rows, cols))
+        run = _simulate(t.function, grid, block, t.args(out, a), shared_mem=t.shared_mem(rows, cols))
         assert np.array_equal(out, t.expected(a)), (rows, cols)
         assert not run.races
     assert run.tma_counts or rows == 300          # the last shape: 1-element rows, no whole chunks
@@ -352,7 +248,7 @@ def test_a_tma_store_at_negative_coordinates_stops_the_kernel_as_on_an_h100():
     fn = cl.RawModule(code=NEGATIVE_STORE, filename="negative.cu").get_function("negative_store")
     out = np.zeros((40, 32), np.float32)
     with pytest.raises(cl.KernelError, match="negative coordinate") as err:
-        hw.simulate(fn, (1,), (128,), (TensorMap(out, box=(32, 32)),))
+        _simulate(fn, (1,), (128,), (TensorMap(out, box=(32, 32)),))
     assert err.value.line == 11                 # the store's line (the source starts with a newline)
     measured = json.loads((RUN2.parent / "run3_negative.json").read_text())
     assert [("error" in v) for v in measured.values()] == [False, True, False, False]

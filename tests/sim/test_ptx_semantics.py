@@ -194,7 +194,13 @@ def test_every_simulated_opcode_is_in_the_catalog(compiled):
                 "ldu": "deprecated; NVRTC does not emit it",
                 "call": "printf/assert (tests of calls.py)",
                 "barrier": "NVRTC 12.9 spells __syncthreads bar.sync",
-                "exit": "NVRTC ends kernels with ret"}
+                "exit": "NVRTC ends kernels with ret",
+                # Hopper's data movement: tests/sim/test_hopper_units.py (each instruction against the H100's
+                # answers), test_hopper_gpu_answers.py and test_hopper_sim.py (whole kernels)
+                "cp": "cp.async, bulk and TMA copies (test_hopper_*)",
+                "mbarrier": "mbarrier.init/arrive/expect_tx/try_wait (test_hopper_*)",
+                "ldmatrix": "test_hopper_gpu_answers.py", "stmatrix": "test_hopper_gpu_answers.py",
+                "movmatrix": "test_hopper_gpu_answers.py"}
     simulated = {op for op, builder in BUILDERS.items() if builder is not no_effect}   # fences etc. do nothing
     missing = simulated - seen - set(untested)
     assert not missing, f"instructions without a semantics test: {sorted(missing)}"
