@@ -2,7 +2,8 @@
 course_lib's compiler, build TMA tensor maps, and launch the new kernels of issue 19
 (kernels/tma.cu, async_tile.cu, shuffle.cu, ldsm.cu) with their grids and arguments.
 
-Until the course's Transpose wrapper knows tensor maps, this is how those kernels run on a GPU.
+The probes, sweeps and ncu replays launch them this way, with the parameter sets named here (the
+catalog's Transpose wrapper launches the catalog's own; tests/sim/hopper_launches.py mirrors this for the simulator).
 """
 from __future__ import annotations
 

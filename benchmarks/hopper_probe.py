@@ -4,6 +4,7 @@
     python benchmarks/hopper_probe.py semantics OUT.json   # outputs of benchmarks/hopper_probe.cu's kernels
     python benchmarks/hopper_probe.py ncu OUT_DIR          # every pattern and new kernel under ncu
     python benchmarks/hopper_probe.py --worker             # (what ncu runs: each launch once)
+    HOPPER_ONLY="tma_out ,tma_wide ,band " python benchmarks/hopper_probe.py ncu OUT_DIR   # only those launches
 
 ``ncu`` collects the course's eight memory metrics, smsp__inst_executed_op_global_ld, and every
 metric `ncu --query-metrics` lists whose name speaks of LDGSTS, LDSM/STSM, TMA or bulk copies
@@ -221,8 +222,11 @@ FEW = ("cpasync16cg src_stride=16 dst_stride=16 active=32 src_size=16 warps=1",
 
 
 def launch_labels(few):
+    """The labels of the launches to measure, in launch order; HOPPER_ONLY (comma-separated label
+    beginnings, e.g. "tma_out ,band ") keeps only those (a later run adding what an earlier missed)."""
+    only = [x for x in os.environ.get("HOPPER_ONLY", "").split(",") if x]
     labels = [p[0] for p in patterns()] + [" ".join(map(str, c)) for c in kernel_cases()]
-    return [x for x in labels if not few or x in FEW]
+    return [x for x in labels if (not few or x in FEW) and (not only or any(x.startswith(o) for o in only))]
 
 
 def worker(few=False):
@@ -236,10 +240,9 @@ def worker(few=False):
     for lab, name, grid, block, spec in patterns():
         if lab in wanted:
             launches.append((f[name], grid, block, _args(spec, bufs)))
-    hc.prepare([(key, dt, {}) for key, dt, rows, cols in kernel_cases()])
-    for key, dt, rows, cols in kernel_cases():
-        if " ".join(map(str, (key, dt, rows, cols))) not in wanted:
-            continue
+    cases = [c for c in kernel_cases() if " ".join(map(str, c)) in wanted]
+    hc.prepare([(key, dt, {}) for key, dt, rows, cols in cases])     # one NVRTC run per file, wanted ones only
+    for key, dt, rows, cols in cases:
         a = (cp.random.random((rows, cols)) * 100 + 1).astype(dt)
         out = cp.zeros((rows, cols) if key == "tma_copy" else (cols, rows), dt)
         run = hc.launcher(key, dt)
@@ -263,7 +266,7 @@ def run_ncu(out_dir):
     result = {}
     for stage, metrics, few in (("all", COURSE_METRICS + ALWAYS, False), ("few", COURSE_METRICS + ALWAYS + extra, True)):
         cmd = [ncu, "--clock-control", "none", "--metrics", ",".join(metrics), "--csv", "--print-units", "base",
-               "--kernel-name", "regex:probe_|tma_|async_tile|shuffle|ldsm", sys.executable, __file__,
+               "--kernel-name", "regex:probe_|tma_|async_tile|shuffle|ldsm|band", sys.executable, __file__,
                "--worker" + ("-few" if few else "")]
         proc = _ncu(cmd, metrics)
         (out_dir / f"ncu_log_{stage}.txt").write_text(proc.stderr[-20000:] + proc.stdout[:3000])

@@ -4,6 +4,7 @@
     python benchmarks/rounds.py prose --out DIR      # the cases the notebooks' prose rests on (~4 min, H100)
     python benchmarks/rounds.py blocks --out DIR     # CUDA_Freshman's block shapes and notebook 06's
                                                      # BLOCK_ROWS sweep, 8192^2 and 4096^2 floats (~1 min)
+    python benchmarks/rounds.py hopper --out DIR     # notebook 12: its kernels beside the leaders, every case
     python benchmarks/rounds.py prose --dtype f64 --size 8192 --rounds 5 --out DIR     # a subset
     python benchmarks/rounds.py --list prose         # the cases of a preset, anywhere
 
@@ -20,7 +21,9 @@ Presets. ``prose``: at 8192 x 8192 every course kernel and library for each dtyp
 03-09 quote them); at the other sizes of benchmarks/transpose.py the kernels the notebooks and
 the capstone table compare (``CORE``) and the libraries. ``blocks``: ``rect`` (CUDA_Freshman's
 remapped 32 x 16 block) and ``unrolled`` over the tutorial's block shapes and paddings, and the
-padded tile over every ``BLOCK_ROWS`` (notebook 06's explorer), without libraries.
+padded tile over every ``BLOCK_ROWS`` (notebook 06's explorer), without libraries. ``hopper``: every
+dtype and size, ``CORE`` and notebook 12's kernels (TMA, cp.async at three pipeline depths, shuffles,
+ldmatrix, band; a few TMA variants) with the libraries: notebook 12's figures and the 28-case tally.
 
 Without a GPU it says so and exits 0. Nothing here asserts a time.
 """
@@ -70,8 +73,22 @@ def block_cases(dtypes, sizes):
     return [(d, size, block_labels(), False) for d in dtypes for size in sizes]
 
 
+# notebook 12 (issue 19): its kernels, the pipeline depths of its cp.async tile, and a few TMA variants (the
+# attempt at "a TMA kernel at or above the course's best"), beside every kernel that leads a case somewhere
+HOPPER = ["tma", "tma[BOX_R=128]", "tma_out", "tma_out[WARPS=8;NB=4]", "tma_pipe", "tma_pipe[STAGES=4;ORDER=1]",
+          "tma_copy", "async[STAGES=1]", "async", "async[STAGES=3]", "shuffle", "ldsm", "band"]
+
+
+def hopper_cases(dtypes, sizes):
+    """[(dtype key, (rows, cols), labels, libraries?)] of the `hopper` preset: every size and dtype, the
+    course's leading kernels (CORE) and notebook 12's, with the libraries (the 28-case tally)."""
+    return [(d, size, [lab for lab in CORE + HOPPER if _moves(tr.parse_kernels(lab)[0][1], d)], True)
+            for d in dtypes for size in sizes]
+
+
 PRESETS = {"prose": (prose_cases, list(tr.DTYPES), tr.SIZES),
-           "blocks": (block_cases, ["f32"], [(8192, 8192), (4096, 4096)])}
+           "blocks": (block_cases, ["f32"], [(8192, 8192), (4096, 4096)]),
+           "hopper": (hopper_cases, list(tr.DTYPES), tr.SIZES)}
 
 
 def _moves(key, dtype_key):

@@ -203,5 +203,5 @@ def bulk_load(ins, program):
             key = (int(b.block_of[slot]), int(bars[i]))
             tag_tma(b, chunks, 16, key, ins.index)
             _complete(ins, b, key, n)
-            _count_tma(program, tma.load_counts(n))
+            _count_tma(program, tma.bulk_load_counts(int(srcs[i]), int(dsts[i]), n))
     return run
