@@ -34,7 +34,7 @@ HIDDEN_SHAPES = {
     "shared_tile": [(33, 70), (200, 31)], "padded_tile": [(33, 70), (200, 31)],
     "tile_32x8": [(33, 70), (200, 31)], "vectorized": [(36, 68), (132, 8)],
     "aos_struct": [(129, 40), (33, 40)], "packed_b16": [(34, 66), (130, 2)],
-    "batched": [(2, 33, 70), (4, 17, 9)],
+    "batched": [(2, 33, 70), (4, 17, 9)], "async_tile": [(33, 70), (200, 31)],
 }
 CONFIG = '''\
 # nbgrader's configuration for the transpose course, written by `python -m course_lib instructor nbgrader`.

@@ -7,24 +7,26 @@ swizzle explorer, and the pipeline-depth explorer.
     hopper.layout_picture(64)                  # where chunk c of box row r lands, for one mode
     hopper.swizzle_explorer()                  # mode buttons x access buttons -> bank pictures + table
     hopper.timeline(stages=2)                  # one block's copies and work over time
-    hopper.pipeline_explorer()                 # STAGES slider -> timeline, and the H100's measurements
+    hopper.pipeline_explorer()                 # STAGES slider -> timeline
+    hopper.tma_vs_best(rounds.load(hopper.RUN))   # the H100's run: best TMA kernel against the best other one
 
 The swizzle is the simulator's own (``sim.tma.swizzled``, checked against an H100's TMA), and the
 costs are the simulator's metrics rules (``draw.bank_cost``), so the pictures say what Nsight Compute
 would count. The pipeline timeline is a model with two numbers (how long a tile's copy takes to
-arrive, how long the block works on a tile), not a measurement; the explorer puts the H100's
-measurements of ``async_tile`` beside it. Nothing here runs a kernel.
+arrive, how long the block works on a tile), not a measurement; the H100's measurements are read
+from benchmarks/results (``RUN``, through ``lessons.rounds``), with their spread. Nothing here runs a
+kernel.
 """
 from __future__ import annotations
-
-import json
 
 import numpy as np
 import plotly.graph_objects as go
 
-from .. import paths
 from ..notebook import draw, widgets
 from ..sim import tma
+from . import rounds
+
+RUN = "h100_2026-11-26_hopper/rounds_hopper.json"     # benchmarks/rounds.py hopper: notebook 12's H100 figures
 
 MODES = {"none": 0, "32 B": 32, "64 B": 64, "128 B": 128, "05's XOR (per word)": "xor"}
 ACCESSES = {
@@ -158,16 +160,38 @@ def timeline(stages: int, tiles: int = 6, copy_us: float = 1.0, work_us: float =
     return fig
 
 
-def measured_async(path=None) -> dict:
-    """{(dtype, shape): {STAGES: fraction of a copy}} for async_tile on an H100 (results of 2026-11-26)."""
-    path = path or paths.RESULTS / "h100_2026-11-26_hopper" / "run1_time.json"
-    out = {}
-    for case in json.loads(path.read_text()):
-        for r in case["results"]:
-            if r.get("name", "").startswith("async_tile") and "ratio" in r:
-                stages = int(r["name"].split("STAGES=")[1].split()[0]) if "STAGES=" in r["name"] else 2
-                out.setdefault((case["dtype"], f"{case['rows']}x{case['cols']}"), {})[stages] = round(r["ratio"], 3)
-    return out
+def _best(case: dict, keep) -> dict | None:
+    ok = [r for r in case["results"] if r.get("kind") == "course" and "skipped" not in r and r.get("correct")
+          and keep(r["name"])]
+    return max(ok, key=lambda r: r["ratio"]["median"], default=None)
+
+
+def _spread(r: dict) -> rounds.Spread:
+    return rounds.Spread(r["ratio"]["median"], r["ratio"]["min"], r["ratio"]["max"])
+
+
+def tma_vs_best(run: dict) -> draw.HTMLText:
+    """Per dtype and size where the TMA kernels ran (rows of whole 16-byte pieces): the best TMA transpose
+    against the best other course transpose, median [min-max] of a copy, and the verdict by the course's
+    rule (ahead only when the gap between the medians exceeds both spreads)."""
+    if run.get("missing"):
+        return rounds._missing(run)
+    is_tma = lambda n: n.startswith("tma") and not n.startswith("tma_copy")
+    body, words = [], {"faster": "TMA ahead", "slower": "TMA behind", "within noise": "within noise"}
+    for c in run["cases"]:
+        tma_best, other = _best(c, is_tma), _best(c, lambda n: not n.startswith("tma"))
+        if tma_best is None or other is None:
+            continue
+        a, b = _spread(tma_best), _spread(other)
+        body.append([c["dtype"], f"{c['rows']}x{c['cols']}", tma_best["name"], str(a), other["name"], str(b),
+                     words[rounds.compare(a, b)]])
+    counts = {w: sum(row[-1] == w for row in body) for w in words.values()}
+    summary = (f"{len(body)} cases: TMA ahead in {counts['TMA ahead']}, within noise in {counts['within noise']}, "
+               f"behind in {counts['TMA behind']}")
+    t = rounds._table(f"best TMA transpose against the best other course transpose, fraction of a copy, median "
+                      f"[min-max]: {rounds.named(run)}", ["dtype", "size", "best TMA", "/copy", "best other", "/copy",
+                                                         "verdict"], body)
+    return draw.HTMLText(t.html + f"<p>{summary}</p>", t.text + "\n" + summary)
 
 
 def pipeline_explorer() -> widgets.Explorer:

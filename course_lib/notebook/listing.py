@@ -70,6 +70,7 @@ def listing(run, *, lines: tuple | None = None, view: str = "source", memory_onl
         start = max((i for i in range(mem[0], 0, -1) if "__global__" in src[i - 1]), default=mem[0])
         lines = (start, body_end(src, start))
     lo, hi = lines or (1, len(src))
+    lo, hi = max(1, lo), min(hi, len(src))          # a range past the file's end shows what there is
     rows_html, rows_text = [], []
     for n in range(lo, hi + 1):
         code = src[n - 1].rstrip()

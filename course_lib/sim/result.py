@@ -50,6 +50,7 @@ class SimRun:
                                               conflicts=int(c.conflicts[i]), bytes=int(c.shared_bytes[i])))
         # cp.async (a global load), ldmatrix / stmatrix (shared): rows of the same shape, as ncu counts them
         self.instructions += async_result.rows(p)
+        self.instructions.sort(key=lambda r: r["pc"])      # program order (stable: a pc's spaces keep theirs)
         self.tma_counts = async_result.extra_metrics(p)     # the TMA's own counters, by their ncu names
         self.metrics = {**totals(self.instructions), **self.tma_counts}
         self.by_line = {}

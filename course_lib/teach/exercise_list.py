@@ -6,6 +6,7 @@ square, non-square, not a multiple of the tile, 1xN and Nx1, unless the exercise
 (float4 needs rows and cols that are multiples of 4; 16-bit pairs need even ones), and a tiny one
 (``tiny``) that any loop ending at all ends on quickly. Where the exercise asks for 64-bit offsets
 (column_read, batched), ``wide`` is a shape over 2^32 elements whose sampled blocks are simulated.
+async_tile (notebook 12) requires every global load to be a cp.async that brings all of ``in``.
 """
 from dataclasses import replace
 
@@ -13,6 +14,7 @@ import numpy as np
 
 from .exercise import Exercise
 from .properties import (
+    async_copies,
     coalesced,
     hinted,
     no_bank_conflicts,
@@ -94,3 +96,15 @@ define(Exercise("batched", "a batch of matrices in one launch: blockIdx.z picks 
                 tiny=(2, 2, 3), wide=(5, 32768, 32768),
                 note="in holds `batch` matrices of rows x cols back to back, out as many of cols x rows; "
                      "grid.z = batch"))
+define(Exercise("async_tile", "the padded 32x32 tile filled by cp.async (__pipeline_memcpy_async)", "transpose_async",
+                (32, 8), (32, 32),
+                (uses_shared(), async_copies(), coalesced("ld"), coalesced("st"),
+                 hinted(no_bank_conflicts(), "the tile is read by column: pad it by one, float tile[32][32 + 1] "
+                                             "(a cp.async writes 4 bytes wherever you point it)"),
+                 hinted(no_races(), "a thread may read the tile only after its own copies landed "
+                                    "(__pipeline_commit(); __pipeline_wait_prior(0);) and, for other threads' copies, "
+                                    "after a __syncthreads() that follows every thread's wait"),
+                 no_uninitialized_reads()),
+                lesson="12",
+                note="32x8 threads move a 32x32 tile, four elements each (notebook 06's loop); #include <cuda_pipeline.h> "
+                     "is in the cell"))

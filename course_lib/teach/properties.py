@@ -14,7 +14,9 @@ only decides what counts as "coalesced" or "conflict-free" for a student's kerne
   do not (1000 x 1030 floats), each 128 bytes a warp moves may straddle one extra sector at each
   end, so up to bytes/32 + 2 per 128 bytes. A column walk (one sector per lane) fails both.
 - conflict-free: zero bank conflicts, whatever the shape.
-- no races, no reads of shared memory no thread wrote: as the simulator's racecheck reports them.
+- no races, no reads of shared memory no thread wrote: as the simulator's racecheck reports them
+  (reading a cp.async's destination before its wait is one);
+- cp.async: every global load is one, and they bring all of ``in``.
 
 It does not run kernels or compare outputs (exercises.check does).
 """
@@ -147,6 +149,26 @@ def vector_width(nbytes: int = 16, op: str | None = None) -> Property:
     return Property(f"{nbytes}-byte global {WORD.get(op, 'loads and stores')}", test,
                     "move four floats at once: reinterpret_cast<const float4*>(in + i)[0] "
                     "(the address must be a multiple of 16 bytes)")
+
+
+def async_copies() -> Property:
+    """Every global load is a cp.async (LDGSTS: global memory straight into shared memory), and those
+    copies bring every byte of `in` (not a few of them, the rest by another route)."""
+    def test(run, on):
+        rows = _rows(run, "global", "ld")
+        plain = [r for r in rows if not r["text"].startswith("cp.async")]
+        if plain:
+            r = plain[0]
+            return (f"the global loads on line {r['line']} are ordinary loads (`{r['text'].split()[0]}`), not cp.async "
+                    "copies: the element goes through a register")
+        need, moved = on.rows * on.cols * on.batch * on.itemsize, sum(r["bytes"] for r in rows)
+        if moved < need:
+            return (f"cp.async copies bring {moved:,} of the {need:,} bytes of in: every element must reach shared "
+                    "memory by a cp.async")
+        return None
+    return Property("every global load a cp.async into shared memory", test,
+                    "copy each element with __pipeline_memcpy_async(&tile[r][c], &in[...], sizeof(float)) instead of "
+                    "tile[r][c] = in[...]; then __pipeline_commit() and __pipeline_wait_prior(0)")
 
 
 def hinted(p: Property, hint: str) -> Property:

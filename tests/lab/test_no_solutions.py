@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parents[2]
 # course kernels whose listing is an exercise's answer (the same kernel with a template parameter set)
 ANSWERED_BY = {"column_read": [("naive.cu", "naive_col")], "shared_tile": [("tile.cu", "tile")],
                "padded_tile": [("tile.cu", "tile")], "tile_32x8": [("tile.cu", "tile")],
-               "vectorized": [("vec.cu", "vec")]}
+               "vectorized": [("vec.cu", "vec")], "async_tile": [("async_tile.cu", "async_tile")]}
 
 
 def _code(line: str) -> str:

@@ -12,13 +12,15 @@ NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 # The course's version follows the exercise where its lines differ from the solution file's; where they
 # are the same lines (tile_32x8: kernels/tile.cu), the release build would clear it
 # (tests/lab/test_instructor.py), so only cl.exercises.reveal shows it, once the student's kernel passes.
-SHOWN_AFTER = {"column_read", "shared_tile", "vectorized", "packed_b16"}
+SHOWN_AFTER = {"column_read", "shared_tile", "vectorized", "packed_b16", "async_tile"}
 GIVEAWAYS = {
     "column_read": ("03", ["in[(size_t)x * cols + y]"]),                                   # naive_col's load
     "shared_tile": ("04", ["t[threadIdx.y + j][threadIdx.x] = in[(size_t)(y + j) * cols + x]"]),   # kernels/tile.cu
     "tile_32x8": ("06", ["t[threadIdx.y + j][threadIdx.x] = in[(size_t)(y + j) * cols + x]"]),
     "vectorized": ("07", ["p.e[e] = t[x + e][j];"]),                                        # kernels/vec.cu's column read
     "packed_b16": ("09", ["0x5410", "0x7632"]),                                             # the 2x2 turn-around
+    "async_tile": ("12", ["__pipeline_memcpy_async(&s[j][c], src, W);",                     # kernels/async_tile.cu's copy
+                          "__pipeline_memcpy_async(&tile[threadIdx.y + j][threadIdx.x]"]),     # the solution's
 }
 
 

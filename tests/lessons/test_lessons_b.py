@@ -223,7 +223,7 @@ def test_modelled_board_is_labelled_and_holds_only_course_kernels():
 
 
 def test_stored_notebooks_are_small_and_hold_no_images():
-    for n in ("06", "07", "08", "09", "10", "11"):
+    for n in ("06", "07", "08", "09", "10", "11", "12"):
         path = next(NOTEBOOKS.glob(f"{n}_*.ipynb"))
         raw = path.read_text()
         assert len(raw) < 1_000_000 and "image/png" not in raw and "plotly.min" not in raw, path.name

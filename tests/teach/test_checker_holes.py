@@ -6,10 +6,14 @@
 - a correct result from a grid whose work is not spread (block (0, 0) does every tile);
 - redundant traffic (every element stored twice) that per-request ratios do not see;
 - 32-bit offsets, where the exercise asks for 64 (a launch over 2^32 elements, a few blocks simulated);
-- a slow kernel is called slow, and "endless" is kept for a loop that does not end.
+- a slow kernel is called slow, and "endless" is kept for a loop that does not end;
+- notebook 12's cp.async tile: ordinary loads beside a few cp.async copies, and the tile's elements
+  brought by another route (atomics, which no load counter sees) beside cp.async copies of one row.
 
 Each hole is first shown open (the checker with that check switched off accepts the kernel), so a
 test here cannot pass by accident. Simulator only; nothing timed."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -51,7 +55,7 @@ NOT_WIDE = (footprint, "wide", lambda *a: [])
 # ------------------------------------------------------------------------------------ the course's kernels
 
 COURSE = [("shared_tile", "tile", {}), ("padded_tile", "padded", {}), ("tile_32x8", "padded_32x8", {}),
-          ("vectorized", "vec", {"PAD": 1})]
+          ("vectorized", "vec", {"PAD": 1}), ("async_tile", "async", {"STAGES": 1, "TILES": 1})]
 
 
 @pytest.mark.parametrize("key,course,params", COURSE, ids=[c[0] for c in COURSE])
@@ -215,6 +219,34 @@ def test_wide_launches_are_simulated_sparsely_on_stand_ins():
     src, dst, where = footprint.tile_of(ex, (1, 70000, 70000), (8749, 2187, 0))
     assert where == "rows 69984-69999, columns 69992-69999" and src.max() > 2**32
     assert np.array_equal(read, np.sort(src)) and sorted(written) == sorted(dst.tolist())
+
+
+# ------------------------------------------------------------------------------------ cp.async (notebook 12)
+
+ASYNC_COPY = ("__pipeline_memcpy_async(&tile[threadIdx.y + j][threadIdx.x], &in[(size_t)(y + j) * cols + x],\n"
+              "                                    sizeof(float));")
+FEW_COPIES = [   # (what, the tile's fill instead of one cp.async per element, words of the refusal)
+    ("the first row by cp.async, the others by ordinary loads",
+     "{ if (j == 0) " + ASYNC_COPY + " else tile[threadIdx.y + j][threadIdx.x] = in[(size_t)(y + j) * cols + x]; }",
+     ["ordinary loads", "ld.global"]),
+    ("the first row by cp.async, the others by atomics (no load counter sees them)",
+     "{ if (j == 0) " + ASYNC_COPY + " else tile[threadIdx.y + j][threadIdx.x] = "
+     "atomicAdd(const_cast<float*>(&in[(size_t)(y + j) * cols + x]), 0.0f); }",
+     ["cp.async copies bring", "of the 16,384 bytes of in"]),
+]
+
+
+@pytest.mark.parametrize("what,fill,words", FEW_COPIES, ids=[f[0] for f in FEW_COPIES])
+def test_a_tile_only_partly_filled_by_cp_async_is_refused(monkeypatch, what, fill, words):
+    fn = _kernel(SOL["async_tile"].replace(ASYNC_COPY, fill), "transpose_async")
+    ex = E.get("async_tile")
+    others = tuple(p for p in ex.properties if "cp.async" not in p.name)
+    assert len(others) == len(ex.properties) - 1
+    monkeypatch.setitem(E.EXERCISES, "async_tile", dataclasses.replace(ex, properties=others))
+    assert E.check("async_tile", fn, gpu=False, shapes=SMALL).ok     # every other check accepts the kernel
+    monkeypatch.setitem(E.EXERCISES, "async_tile", ex)
+    text = _report("async_tile", fn, shapes=SMALL)           # (atomics make 1000x1030 too slow to simulate)
+    assert all(w in text for w in words), text
 
 
 # ------------------------------------------------------------------------------------ slow, or endless

@@ -33,7 +33,7 @@ def _mutate(key, pairs):
 
 def test_every_exercise_has_a_solution_file_and_every_file_an_exercise():
     assert set(SOL) == set(E.EXERCISES)
-    assert {"00", "03", "04", "05", "06", "07", "08", "09", "10"} == {ex.lesson for ex in E.EXERCISES.values()}
+    assert {"00", "03", "04", "05", "06", "07", "08", "09", "10", "12"} == {ex.lesson for ex in E.EXERCISES.values()}
 
 
 @pytest.mark.parametrize("key", sorted(SOL))
@@ -58,6 +58,10 @@ TILE_IN = ("if (x < cols && y < rows)\n        tile[threadIdx.y][threadIdx.x] = 
 BARRIER_IN_IF = ("if (x < cols && y < rows) {\n        tile[threadIdx.y][threadIdx.x] = in[(size_t)y * cols + x];\n"
                  "        __syncthreads();\n    }\n")
 BARRIER_WORDS = ["Barrier skipped", "1000x1030", "do not return early"]
+ASYNC_COPY = ("__pipeline_memcpy_async(&tile[threadIdx.y + j][threadIdx.x], &in[(size_t)(y + j) * cols + x],\n"
+              "                                    sizeof(float));")
+ASYNC_WAIT = "    __pipeline_wait_prior(0);                    // this thread's copies have landed\n"
+ASYNC_BARRIER = "    __syncthreads();                             // ... and so have every other thread's\n"
 
 # (exercise, what the student got wrong, (old, new, ...) applied to the solution file, words the report must hold)
 WRONG = [
@@ -191,6 +195,22 @@ WRONG = [
     ("batched", "unpadded tile", ("[32 + 1]", "[32]"), ["bank conflicts", "32.0 wavefronts per request"]),
     ("batched", "bounds test one too generous", ("if (x < cols && y + j < rows)", "if (x <= cols && y + j < rows)"),
      ["stopped the kernel", "Out of bounds", "line"]),
+    # 12: the tile filled by cp.async
+    ("async_tile", "ordinary loads into the tile", (ASYNC_COPY, "tile[threadIdx.y + j][threadIdx.x] = in[(size_t)(y + j) * cols + x];"),
+     ["ordinary loads", "ld.global", "not cp.async", "__pipeline_memcpy_async"]),
+    ("async_tile", "no wait: the tile is read while the copies are on their way",
+     ("    __pipeline_wait_prior(0);                    // this thread's copies have landed\n", ""),
+     ["cp.async race", "before waiting for it", "__pipeline_wait_prior(0)", "elements are wrong"]),
+    ("async_tile", "the wait before the commit: it waits for no group",
+     ("    __pipeline_commit();\n    __pipeline_wait_prior(0);", "    __pipeline_wait_prior(0);\n    __pipeline_commit();"),
+     ["cp.async race", "before waiting for it"]),
+    ("async_tile", "no barrier after the wait: other threads' copies read", (ASYNC_BARRIER, ""),
+     ["RAW hazard", "line 18", "__syncthreads() that follows every thread's wait"]),
+    ("async_tile", "the barrier before the wait", (ASYNC_WAIT + ASYNC_BARRIER, "    __syncthreads();\n    __pipeline_wait_prior(0);\n"),
+     ["RAW hazard", "no races"]),
+    ("async_tile", "unpadded tile", ("[32][32 + 1]", "[32][32]"), ["bank conflicts", "32.0 wavefronts per request"]),
+    ("async_tile", "the barrier only for threads inside the matrix", (ASYNC_BARRIER, "    if (x < cols) __syncthreads();\n"),
+     ["Barrier skipped", "1000x1030"]),
 ]
 
 
