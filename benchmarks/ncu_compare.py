@@ -39,6 +39,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
 from course_lib import RawModule, transposes  # noqa: E402
+from course_lib.sim.async_result import SHARED_BY_BLOCKS_NOTE  # noqa: E402
 from course_lib.sim.metrics import METRIC_NAMES  # noqa: E402
 
 METRICS = list(METRIC_NAMES.values())
@@ -144,12 +145,19 @@ def worker():
 
 
 def simulate_all():
+    """Each case's eight counts, and whether its result notes timing-dependent shared counts on a GPU."""
     rows = []
     for case in cases():
         fn, grid, block, args, shared = launch_args(case, np)
         run = fn.simulate(grid, block, args, shared_mem=shared, check_races=False, echo=False)
-        rows.append({m: int(run.metrics[m]) for m in METRICS})
+        noted = any(w.message == SHARED_BY_BLOCKS_NOTE for w in run.warnings)
+        rows.append(({m: int(run.metrics[m]) for m in METRICS}, noted))
     return rows
+
+
+def timing_dependent(diff, noted):
+    """ncu's extra shared wavefronts where TMA stores meet other blocks' shared accesses (the note)."""
+    return noted and all(k.startswith("s") and ncu > sim for k, (sim, ncu) in diff.items())
 
 
 def run_ncu():
@@ -207,22 +215,27 @@ def main():
         raise SystemExit(f"ncu reported {len(hw)} launches for {len(all_cases)} cases")
     print("simulating...", flush=True)
     sim = simulate_all()
-    records, mismatches = [], 0
+    records, mismatches, timing = [], 0, 0
     lines = ["| launch | " + " | ".join(SHORT[m] for m in METRICS) + " | agree |", "|---" * (len(METRICS) + 2) + "|"]
-    for case, h, s in zip(all_cases, hw, sim):
+    for case, h, (s, noted) in zip(all_cases, hw, sim):
         diff = {SHORT[m]: (s[m], h.get(m)) for m in METRICS if s[m] != h.get(m)}
-        mismatches += bool(diff)
+        noted_diff = bool(diff) and timing_dependent(diff, noted)
+        mismatches += bool(diff) and not noted_diff
+        timing += noted_diff
         records.append(dict(case={k: (list(v) if isinstance(v, tuple) else v) for k, v in case.items()},
-                            kernel=h.get("kernel"), ncu={m: h.get(m) for m in METRICS}, sim=s, agree=not diff))
+                            kernel=h.get("kernel"), ncu={m: h.get(m) for m in METRICS}, sim=s, agree=not diff,
+                            timing_dependent=noted_diff))
         cells = [str(h.get(m)) if s[m] == h.get(m) else f"**{s[m]} vs {h.get(m)}**" for m in METRICS]
-        lines.append(f"| {label(case)} | " + " | ".join(cells) + f" | {'yes' if not diff else 'NO'} |")
+        verdict = "yes" if not diff else "timing (noted)" if noted_diff else "NO"
+        lines.append(f"| {label(case)} | " + " | ".join(cells) + f" | {verdict} |")
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "compare.json").write_text(json.dumps(records, indent=1))
     (out / "compare.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
-    print(f"\n{len(all_cases) - mismatches} of {len(all_cases)} launches agree on all {len(METRICS)} metrics "
-          "(cells show ncu's value; mismatches as 'sim vs ncu')")
+    print(f"\n{len(all_cases) - mismatches - timing} of {len(all_cases)} launches agree on all {len(METRICS)} "
+          f"metrics; {timing} differ only by the extra shared wavefronts of TMA stores meeting other blocks' "
+          "shared accesses, which the simulator's result notes (cells show ncu's value; mismatches as 'sim vs ncu')")
     return 0 if mismatches == 0 else 1
 
 

@@ -4,6 +4,12 @@
     extra_metrics(program) # the TMA counters ncu has (bytes, sectors, instructions), by their ncu names
     notes(program)         # what the course's counters leave out, as findings for run.warnings
 
+A note also covers what the simulator cannot count: on an H100 a TMA store reading one block's tile
+while another block on the same SM loads or stores shared memory adds wavefronts that ncu counts as
+bank conflicts of the load/store unit. How many depends on timing (measured 2026-11-26, benchmarks/
+results/h100_2026-11-26_final: tma_both float64 1024x1024 +27 to +28 % shared load wavefronts, three
+launches, three counts; none at all with one block per SM); the simulator counts each instruction's own.
+
 SimRun's own rows cover ld/st; the instructions here are counted in the same Counters arrays
 (``copy_ops``, ``matrix_ops``) and need rows of the same shape, so that run.metrics, run.by_line,
 the tables and the listings include them exactly as Nsight Compute does: a cp.async is a global
@@ -49,12 +55,23 @@ def extra_metrics(program) -> dict:
     return dict(getattr(program, "tma_counts", {}) or {})
 
 
+SHARED_BY_BLOCKS_NOTE = (
+    "TMA stores and shared loads/stores of several blocks: on a GPU, when another block on the same SM "
+    "loads or stores shared memory while a TMA store reads a tile, ncu counts extra shared wavefronts and "
+    "bank conflicts that depend on timing and vary launch to launch (H100, tma_both float64 1024x1024: "
+    "+27 % shared load wavefronts); the simulator counts each instruction's own, what ncu shows when each "
+    "block has its SM to itself")
+
+
 def notes(program) -> list[Finding]:
     found = []
     tma = extra_metrics(program)
     if tma:
         moved = f"{tma.get(TMA_READ_BYTES, 0)} bytes in, {tma.get(TMA_WRITE_BYTES, 0)} bytes out"
         found.append(Finding("tma", 0, f"{TMA_NOTE} ({moved})", 1, None, None))
+    blocks = program.grid[0] * program.grid[1] * program.grid[2]
+    if tma.get(TMA_WRITE_BYTES) and blocks > 1 and program.counters.shared_requests.any():
+        found.append(Finding("tma", 0, SHARED_BY_BLOCKS_NOTE, 1, None, None))
     if any(ins.opcode == "cp" and "bulk" not in ins.mods and "commit_group" not in ins.mods and
            "wait_group" not in ins.mods and "wait_all" not in ins.mods for ins in program.kernel.instructions):
         found.append(Finding("cp.async", 0, CP_ASYNC_NOTE, 1, None, None))

@@ -4,7 +4,9 @@ benchmarks/results/h100_2026-11-2* keep the hardware's numbers, so this runs wit
 - 738 single-warp shared-memory patterns (benchmarks/ncu_shared_probe.py, 2026-11-22): every one agrees;
 - every course kernel x dtype x shape and the memory-rules patterns (benchmarks/ncu_compare.py,
   every run; later runs have later kernels) on all eight metrics, except two launches whose
-  hardware count varies between runs, listed below with the reason;
+  hardware count varies between runs, listed below with the reason, and launches with TMA stores
+  whose blocks share SMs (2026-11-26 final run; probe_tma_concurrency.py there): ncu counts extra
+  shared wavefronts that vary launch to launch, which the simulator's result says in a note;
 - Hopper's data movement (issue 19, benchmarks/hopper_probe.py, 2026-11-26): the cp.async, ldmatrix,
   stmatrix, movmatrix, bulk, mbarrier and TMA patterns and the new kernels' launches (tma_tile, tma_pipe,
   tma_copy, tma_both, async_tile, shuffle, ldsm; tma_out, tma_wide and band from run 4) on the eight
@@ -18,10 +20,12 @@ import numpy as np
 import pytest
 
 from course_lib.sim import tma
+from course_lib.sim.async_result import SHARED_BY_BLOCKS_NOTE
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "h100_2026-11-22"
-NCU_RUNS = ["h100_2026-11-22", "h100_2026-11-23", "h100_2026-11-24", "h100_2026-11-24b"]
+NCU_RUNS = ["h100_2026-11-22", "h100_2026-11-23", "h100_2026-11-24", "h100_2026-11-24b", "h100_2026-11-26_final"]
+FINAL = RESULTS.parent / "h100_2026-11-26_final"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import hopper_launches as hl  # noqa: E402
@@ -62,21 +66,30 @@ def _records(run):
     return out
 
 
-def _simulated(case):
+def _simulated(case, with_notes=False):
     fn, grid, block, args, shared = ncu_compare.launch_args(case, np)
     run = fn.simulate(grid, block, args, shared_mem=shared, check_races=False, echo=False)
-    return {m: int(run.metrics[m]) for m in ncu_compare.METRICS}
+    counts = {m: int(run.metrics[m]) for m in ncu_compare.METRICS}
+    return (counts, {w.message for w in run.warnings}) if with_notes else counts
 
 
-@pytest.mark.parametrize("run", NCU_RUNS)
+def _timing_dependent(sim, ncu, notes):
+    """True where the only differences are extra shared wavefronts/conflicts on the GPU and the
+    simulator's result carries the note that says ncu counts such extras for this launch."""
+    diff = [m for m in ncu_compare.METRICS if sim[m] != ncu[m]]
+    return (SHARED_BY_BLOCKS_NOTE in notes and all("shared" in m and ncu[m] > sim[m] for m in diff))
+
+
+@pytest.mark.parametrize("run", [pytest.param(r, marks=[pytest.mark.slow] * (r != NCU_RUNS[-1])) for r in NCU_RUNS])
 @pytest.mark.parametrize("kind", ["transpose", "pattern"])
 def test_course_kernels_agree_with_ncu(kind, run):
+    """The latest run in the fast tier (it has every kernel); the earlier ones, of the same kernels, in the slow."""
     wrong = []
     for label, case, ncu in _records(run):
         if (case["kind"] == "transpose") != (kind == "transpose") or label in KNOWN:
             continue
-        sim = _simulated(case)
-        if sim != ncu:
+        sim, notes = _simulated(case, with_notes=True)
+        if sim != ncu and not _timing_dependent(sim, ncu, notes):
             wrong.append((label, {ncu_compare.SHORT[m]: (sim[m], ncu[m])
                                   for m in ncu_compare.METRICS if sim[m] != ncu[m]}))
     assert not wrong, f"{len(wrong)} launches disagree with ncu (sim, ncu): {wrong[:5]}"
@@ -92,6 +105,34 @@ def test_noisy_launches_match_a_count_the_gpu_produced():
     for label, (case, counts) in seen.items():
         sim = _simulated(case)
         assert sim in counts, f"{label}: simulator {sim} is none of the GPU's {counts}"
+
+
+def _probe_records():
+    return json.loads((FINAL / "probe_tma_concurrency.json").read_text())
+
+
+@pytest.mark.slow
+def test_tma_store_contention_is_what_the_note_says():
+    """probe_tma_concurrency.py (H100, 2026-11-26): each launch three times, and again with one block per
+    SM. With one block per SM ncu equals the simulator on every shared counter; with blocks sharing SMs
+    it adds wavefronts only where TMA stores meet the load/store unit's shared accesses, a varying number,
+    and exactly there the simulator's result carries the note. Global counters agree everywhere."""
+    sys.path.insert(0, str(FINAL))
+    import probe_tma_concurrency as probe
+    names = [m for m in ncu_compare.METRICS if "shared" in m]
+    for r in _probe_records():
+        fn, grid, block, args, shared = probe.launch(r["key"], r["dtype"], tuple(r["shape"]), False, np)
+        run = fn.simulate(grid, block, args, shared_mem=shared, check_races=False, echo=False, progress=False)
+        sim, noted = [int(run.metrics[m]) for m in names], SHARED_BY_BLOCKS_NOTE in {w.message for w in run.warnings}
+        label = f"{r['key']} {r['dtype']} {r['shape']} one block per SM: {r['alone']}"
+        assert r["global_agrees"] and sim == r["sim"], label
+        if r["alone"] or not noted:
+            assert all(h == sim for h in r["ncu"]), f"{label}: ncu {r['ncu']} vs simulator {sim}"
+        else:
+            assert all(h[i] >= sim[i] for h in r["ncu"] for i in range(4)), label
+            if r["blocks"] > 132:                          # more blocks than the H100's SMs: some share one
+                assert len({tuple(h) for h in r["ncu"]}) > 1, f"{label}: the extra count did not vary"
+    assert {r["key"] for r in _probe_records() if not r["alone"] and r["ncu"][0] != r["sim"]} == {"tma_both", "tma_out"}
 
 
 # ----------------------------------------------------------------------------- Hopper's data movement

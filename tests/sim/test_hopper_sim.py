@@ -252,3 +252,18 @@ def test_a_tma_store_at_negative_coordinates_stops_the_kernel_as_on_an_h100():
     assert err.value.line == 11                 # the store's line (the source starts with a newline)
     measured = json.loads((RUN2.parent / "run3_negative.json").read_text())
     assert [("error" in v) for v in measured.values()] == [False, True, False, False]
+
+
+@pytest.mark.parametrize("key, shape, noted", [("tma_both", (64, 64), True), ("tma_out", (64, 64), True),
+                                               ("tma_both", (16, 16), False), ("tma", (64, 64), False)])
+def test_the_result_says_where_ncu_counts_more_than_the_instructions(key, shape, noted):
+    """TMA stores of one block and shared accesses of another on the same SM: extra, timing-dependent
+    wavefronts in ncu (tests/sim/test_hardware_agreement.py replays the H100 probe). One block, or a
+    kernel without TMA stores, has nothing to note."""
+    from course_lib.sim.async_result import SHARED_BY_BLOCKS_NOTE
+    t = cl.transposes.kernel(key, np.float64)
+    inp, out = cl.transposes.random_matrix(*shape, t.dtype, seed=3), cl.transposes.poisoned(t.out_shape(*shape), t.dtype)
+    grid, block = t.config(*shape)
+    run = t.function.simulate(grid, block, t.args(out, inp), shared_mem=t.shared_mem(*shape), echo=False)
+    assert np.array_equal(out, inp.T)
+    assert (SHARED_BY_BLOCKS_NOTE in [w.message for w in run.warnings]) == noted
