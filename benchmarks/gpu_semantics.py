@@ -3,7 +3,7 @@
     python benchmarks/gpu_semantics.py --out DIR [--only SUBSTRING]
 
 The kernels, inputs (edge values + random) and Python references are the test suite's
-(tests/ptx_cases.py, ptx_float_cases.py, ptx_warp_cases.py). For each instruction it reports
+(tests/sim/ptx_cases.py, ptx_float_cases.py, ptx_warp_cases.py). For each instruction it reports
 
 - GPU=sim:  elements where the simulator's bits equal the GPU's;
 - GPU=ISA:  among elements the PTX ISA specifies, how many GPU results equal the reference

@@ -5,7 +5,7 @@
 
 NVIDIA publishes NVRTC (the ``nvidia-cuda-nvrtc`` wheels: CUDA C++ -> PTX, in-process, no toolkit)
 and CuPy only for Linux x86_64/aarch64 and Windows x64. ``pyproject.toml`` installs them there
-under one environment marker (``CUDA_WHEEL_MARKER``; tests/test_install.py checks that it is true
+under one environment marker (``CUDA_WHEEL_MARKER``; tests/lab/test_install.py checks that it is true
 exactly on :data:`CUDA_WHEEL_PLATFORMS`, and that no CUDA wheel is asked for anywhere else), so
 ``pip install -e .`` also works on macOS. There
 nothing compiles, and the course runs in a Linux container instead (``course-lab --container``,

@@ -13,7 +13,7 @@ shift amount is unsigned, so a negative one is huge); division truncates toward 
 ``shf``/``lop3`` follow the ISA's bit-level pseudocode.
 
 Where the ISA leaves a result open, or its text and the hardware part, the answer is an
-H100's (``benchmarks/gpu_semantics.py``, 2026-11-22; ``tests/test_gpu_semantics_replay.py``
+H100's (``benchmarks/gpu_semantics.py``, 2026-11-22; ``tests/sim/test_gpu_semantics_replay.py``
 replays every saved answer): integer division *and remainder* by zero give all ones, ``MIN /
 -1`` gives MIN; 64-bit ``bfe``/``bfi`` read 32 bits of position and length (``bitops``);
 ``testp.normal`` is true for zeros; NaN bits, ``.sat`` of -0 and ``cvt`` of NaNs are in

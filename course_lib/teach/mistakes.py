@@ -12,7 +12,7 @@ as ``cell.cu`` so messages look like a notebook's), the Python that launches it 
 is and run as is, so what a notebook shows is exactly what runs — the kind of diagnosis to
 expect (an exception class, a race kind, ``uninitialized read`` or ``wrong result``), the
 source line(s) the diagnosis must point at, and an explanation with the fix. Tests run every
-entry and check kind, line, thread/block/buffer and hint (tests/test_mistakes.py).
+entry and check kind, line, thread/block/buffer and hint (tests/teach/test_mistakes.py).
 
 This module runs nothing on import and never needs a GPU: every launch is ``simulate`` or
 the launch guard's CPU check (``guard.check``).

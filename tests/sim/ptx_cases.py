@@ -1,6 +1,6 @@
 """A catalog of one-instruction CUDA kernels with edge-value inputs and Python references.
 
-Shared by ``tests/test_ptx_semantics.py`` (simulator vs reference) and
+Shared by ``tests/sim/test_ptx_semantics.py`` (simulator vs reference) and
 ``benchmarks/gpu_semantics.py`` (GPU vs simulator vs reference). Each :class:`Case` is an
 elementwise kernel ``out[i] = OP(a[i], b[i], c[i])`` whose body is inline PTX, so the
 instruction under test is exactly the one named (C++ would let the compiler pick another).
