@@ -29,6 +29,7 @@ import time
 
 import numpy as np
 
+from ..compile import nvrtc
 from . import device
 from .run import prepare
 
@@ -62,9 +63,13 @@ def _hold(seconds: float) -> None:
     which differ between CuPy, cuBLAS and torch.compile, stay out of the events."""
     global _hold_kernel
     cp = _cupy()
-    if _hold_kernel is None:
-        _hold_kernel = cp.RawKernel(_HOLD_SOURCE, "course_lib_hold")
-    _hold_kernel((1,), (1,), (np.uint64(int(seconds * 1e9)),))
+    if _hold_kernel is None:                  # the course's NVRTC, never CuPy's (which Colab cannot load)
+        compiled = nvrtc.compile_source(_HOLD_SOURCE, filename="hold.cu", arch=device.info().arch,
+                                        want_cubin=True, max_major=device.driver_major())
+        module = cp.cuda.function.Module()
+        module.load(compiled.cubin)
+        _hold_kernel = (module, module.get_function("course_lib_hold"))
+    _hold_kernel[1]((1,), (1,), (np.uint64(int(seconds * 1e9)),))
 
 
 def _host_seconds(run) -> float:
