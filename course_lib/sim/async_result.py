@@ -71,7 +71,7 @@ def notes(program) -> list[Finding]:
         found.append(Finding("tma", 0, f"{TMA_NOTE} ({moved})", 1, None, None))
     blocks = program.grid[0] * program.grid[1] * program.grid[2]
     if tma.get(TMA_WRITE_BYTES) and blocks > 1 and program.counters.shared_requests.any():
-        found.append(Finding("tma", 0, SHARED_BY_BLOCKS_NOTE, 1, None, None))
+        found.append(Finding("tma_shared", 0, SHARED_BY_BLOCKS_NOTE, 1, None, None))
     if any(ins.opcode == "cp" and "bulk" not in ins.mods and "commit_group" not in ins.mods and
            "wait_group" not in ins.mods and "wait_all" not in ins.mods for ins in program.kernel.instructions):
         found.append(Finding("cp.async", 0, CP_ASYNC_NOTE, 1, None, None))
