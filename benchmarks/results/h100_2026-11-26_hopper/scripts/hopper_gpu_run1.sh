@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # issue 19, GPU call 1: semantics, checks, ncu, quick timings, compute-sanitizer
-cd "$(dirname "$0")/.."            # the repository root
+cd "$(dirname "$0")/../../../.."   # the repository root
 R=$OUT/r; mkdir -p $R
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site ${WHEELS:-.whl}/*.whl
 export PYTHONPATH=$PWD:$PWD/benchmarks:/tmp/site PYTHONUNBUFFERED=1

@@ -2,8 +2,8 @@
 # issue 19, GPU call 3 (end of phase 1): the kernels that came after run 2 (band, tma_out, tma_wide)
 # checked and timed, the course's catalog run of benchmarks/transpose.py with every new kernel, the
 # TMA boxes at negative coordinates split into load and store, ncu of the new launches. No notebook
-# (nbval-lax on notebook 12 waits for phase 2: benchmarks/hopper_gpu_run3.sh has that step).
-cd "$(dirname "$0")/.."            # the repository root
+# (nbval-lax on notebook 12 waits for phase 2: scripts/hopper_gpu_run3.sh has that step).
+cd "$(dirname "$0")/../../../.."   # the repository root
 R=$OUT/r; mkdir -p $R
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site ${WHEELS:-.whl}/*.whl
 export PYTHONPATH=$PWD:$PWD/benchmarks:/tmp/site PYTHONUNBUFFERED=1

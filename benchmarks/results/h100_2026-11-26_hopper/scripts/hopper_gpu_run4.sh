@@ -4,7 +4,7 @@
 # the cp.async pipeline depths and a few TMA variants beside the course's leaders and the libraries, every
 # dtype and size, as many rounds as fit). Wheels: the nvidia-cuda-cccl 13.0 wheel in ${WHEELS:-.whl}; Jupyter,
 # nbval, plotly, ipywidgets, nvdisasm in ${NB_WHEELS:-.whl_nb}. Results packed into $OUT/results.tar.gz.
-cd "$(dirname "$0")/.."            # the repository root
+cd "$(dirname "$0")/../../../.."   # the repository root
 R=$OUT/r; mkdir -p $R
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site ${WHEELS:-.whl}/*.whl ${NB_WHEELS:-.whl_nb}/*.whl
 export PYTHONPATH=$PWD:$PWD/benchmarks:/tmp/site PYTHONUNBUFFERED=1

@@ -3,7 +3,7 @@
 # notebook 12 is in notebooks/): everything final in one call. Wheels: the nvidia-cuda-cccl 13.0 wheel
 # (headers) in ${WHEELS:-.whl}; Jupyter, nbval, plotly, ipywidgets, nvdisasm in ${NB_WHEELS:-.whl_nb}
 # (docs/CONTRIBUTING.md, "On a GPU machine"). Results under $OUT/r, packed into $OUT/results.tar.gz.
-cd "$(dirname "$0")/.."            # the repository root
+cd "$(dirname "$0")/../../../.."   # the repository root
 R=$OUT/r; mkdir -p $R
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site ${WHEELS:-.whl}/*.whl ${NB_WHEELS:-.whl_nb}/*.whl
 export PYTHONPATH=$PWD:$PWD/benchmarks:/tmp/site PYTHONUNBUFFERED=1
