@@ -37,26 +37,37 @@ template <> struct Vec<16> { using type = uint4; };
 
 // Phase 1: the tile's rows into shared memory, LV elements per load and per shared store (LV = 2:
 // one 2-byte load for two bytes, one 4-byte load for two halves; every load issued before any store).
-// A warp covers LV rows per instruction, TILE / LV rows apart: with the pitch of halves (34 elements,
-// 17 words) rows 16 apart start 16 banks apart, so the two halves of a warp never share a bank.
+// A row is PER_ROW = TILE / LV loads. Where that is at most a warp, a warp covers R = 32 / PER_ROW
+// rows per instruction, TILE / R rows apart: with the pitch of halves (34 elements, 17 words) rows 16
+// apart start 16 banks apart, so the two halves of a warp never share a bank (TILE 32, LV 2). A wider
+// row (TILE 64 with LV 1, TILE 128) takes C = PER_ROW / 32 warp instructions, one piece each.
 template <typename T, int LV, int TILE, int PAD, int THREADS>
 __device__ __forceinline__ void load_rows(T (*t)[TILE + PAD], const T* __restrict__ in, int rows, int cols,
                                           int r0, int c0, int tid)
 {
     using L = typename Vec<LV * sizeof(T)>::type;
-    constexpr int PER_ROW = TILE / LV, WARPS = THREADS / 32, N = TILE / (LV * WARPS);
-    const int lane = tid & 31, cc = lane % PER_ROW * LV;
-    const int rr = lane / PER_ROW * (TILE / LV) + tid / 32;
-    const bool in_cols = c0 + cc < cols;            // with LV = 2 and cols even: the whole pair
+    constexpr int PER_ROW = TILE / LV, WARPS = THREADS / 32;
+    constexpr int R = PER_ROW <= 32 ? 32 / PER_ROW : 1, C = PER_ROW <= 32 ? 1 : PER_ROW / 32;
+    constexpr int N = TILE * C / (R * WARPS);            // instructions per thread
+    static_assert(32 % (PER_ROW <= 32 ? PER_ROW : 32) == 0 && (TILE * C) % (R * WARPS) == 0,
+                  "the warps must cover the tile's rows evenly");
+    const int lane = tid & 31, warp = tid / 32;
+    int rr[N], cc[N];
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+        const int u = warp + j * WARPS;                   // the warp's unit: a row group, or a row's piece
+        rr[j] = C == 1 ? lane / PER_ROW * (TILE / R) + u : u / C;
+        cc[j] = C == 1 ? lane % PER_ROW * LV : (u % C * 32 + lane) * LV;
+    }
     L v[N];
 #pragma unroll
-    for (int j = 0; j < N; ++j)
-        if (in_cols && r0 + rr + j * WARPS < rows)
-            v[j] = *reinterpret_cast<const L*>(in + (size_t)(r0 + rr + j * WARPS) * cols + c0 + cc);
+    for (int j = 0; j < N; ++j)                          // with LV = 2 and cols even: the whole pair
+        if (c0 + cc[j] < cols && r0 + rr[j] < rows)
+            v[j] = *reinterpret_cast<const L*>(in + (size_t)(r0 + rr[j]) * cols + c0 + cc[j]);
 #pragma unroll
     for (int j = 0; j < N; ++j)
-        if (in_cols && r0 + rr + j * WARPS < rows)
-            *reinterpret_cast<L*>(&t[rr + j * WARPS][cc]) = v[j];
+        if (c0 + cc[j] < cols && r0 + rr[j] < rows)
+            *reinterpret_cast<L*>(&t[rr[j]][cc[j]]) = v[j];
 }
 
 template <typename T, int TILE, int BLOCK_ROWS, int PAD>

@@ -69,6 +69,17 @@ def test_fast_knobs_keep_it_exact(params, shape):
         simulate("fast", dtype, shape, **params)
 
 
+@pytest.mark.parametrize("params", [dict(TILE=64, BLOCK_ROWS=2), dict(TILE=64, BLOCK_ROWS=8), dict(TILE=128, BLOCK_ROWS=4)])
+def test_vec_out_is_exact_at_every_tile_its_check_allows(params):
+    """A row of 64 or 128 elements is one warp's loads or several (vec_out once covered only 32 rows of a
+    64-row tile and returned a half-written transpose); odd and even widths take the one- and two-element loads."""
+    for dtype in DTYPES:
+        if np.dtype(dtype).itemsize * params["TILE"] * (params["TILE"] + 8) > 48 * 1024:
+            continue
+        for shape in ((97, 131), (1, 300), (300, 1), (130, 260)):
+            simulate("vec_out", dtype, shape, races=shape == (97, 131), **params)
+
+
 def test_unknown_parameter_and_bad_tile_are_explained():
     with pytest.raises(cl.ArgumentError, match="has no parameter"):
         transposes.kernel("rect", PADDING=1)
