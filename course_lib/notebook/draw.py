@@ -30,7 +30,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
-from ..sim.metrics import _pairs_share_address, shared_wavefronts
+from ..sim.metrics import pairs_share_address, shared_wavefronts
 from .fit import fit_title  # noqa: F401  (draw.fit_title: part of this module's API)
 from .listing import HTMLText, listing, table  # noqa: F401  (draw.listing, draw.table: part of this module's API)
 from .palette import BAD, MAIN, OK, PALE
@@ -133,7 +133,7 @@ def bank_map(addresses, width: int = 4, is_load: bool = True):
     a = np.asarray(addresses, np.int64).reshape(1, 32)
     act = a >= 0
     n = 1 if width <= 4 else (2 if width == 8 else 4)
-    if is_load and n > 1 and (_pairs_share_address(a, act, 1) | _pairs_share_address(a, act, 2))[0]:
+    if is_load and n > 1 and (pairs_share_address(a, act, 1) | pairs_share_address(a, act, 2))[0]:
         n //= 2
     size, phases = 32 // n, []
     for p in range(n):

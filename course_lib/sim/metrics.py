@@ -90,7 +90,7 @@ def shared_wavefronts(addr: np.ndarray, active: np.ndarray, width: int, is_load:
         a, act, nreq = addr[rows], active[rows], int(rows.sum())
     p = 1 if width <= 4 else (2 if width == 8 else 4)
     if is_load and p > 1:
-        merged = _pairs_share_address(a, act, 1) | _pairs_share_address(a, act, 2)
+        merged = pairs_share_address(a, act, 1) | pairs_share_address(a, act, 2)
         if merged.any():
             w1, c1 = _cost(a[merged], act[merged], width, p // 2)
             w2, c2 = _cost(a[~merged], act[~merged], width, p) if not merged.all() else (0, 0)
@@ -99,7 +99,7 @@ def shared_wavefronts(addr: np.ndarray, active: np.ndarray, width: int, is_load:
     return wf, cf, nreq
 
 
-def _pairs_share_address(a, act, xor):
+def pairs_share_address(a, act, xor):
     """Per warp: does every active thread t whose partner t^xor is active read the same
     address as it? (An inactive partner does not stand in the way: measured on an H100.)"""
     partner = np.arange(32) ^ xor
