@@ -4,12 +4,13 @@
     python -m course_lib run KERNEL [--dtype f32] [--shape RxC]          (one launch, for ncu)
     python -m course_lib lab [NOTEBOOKS] [--no-browser] [--port N]      (the same as course-lab)
     python -m course_lib instructor build --out DIR | refresh [NB...] | check [NB...]
+    python -m course_lib capability [--write]                           (which GPU runs which notebook)
 """
 import sys
 
 COMMANDS = {"bench": ".transposes.bench", "run": ".transposes.run_once", "lab": ".lab.course_lab",
-            "instructor": ".lab.instructor"}
-USAGE = ("usage: python -m course_lib {bench,run,lab,instructor} [options]   "
+            "instructor": ".lab.instructor", "capability": ".lessons.capability"}
+USAGE = ("usage: python -m course_lib {bench,run,lab,instructor,capability} [options]   "
          "(python -m course_lib COMMAND --help)")
 
 

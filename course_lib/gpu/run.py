@@ -5,12 +5,14 @@
 The caller has checked the launch (``Function.check_launch``: the one check the simulator, the
 guard and this module share). This module compiles the module to a CUBIN for this exact GPU
 (``sm_XY``, from an NVRTC the driver can load), copies numpy arguments to the device and the
-ones the kernel may write back, and launches. It does not validate or time anything.
+ones the kernel may write back, and launches. With ``COURSE_LIB_ARCH=XY`` ("older card" mode) it loads
+PTX for compute_XY instead, as an older GPU's driver would get it. It does not validate or time anything.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..compile import archs
 from . import device, tensor_map
 
 CU_FUNC_ATTRIBUTE_NUM_REGS = 4
@@ -26,13 +28,26 @@ def device_function(fn):
     """The loaded CUDA function for a course_lib Function (compiled for this GPU, cached on it)."""
     if fn._gpu_function is None:
         cp = _cupy()
-        compiled = fn.module.cubin_for(device.info().arch, max_major=device.driver_major())
+        compiled, image = _image(fn)
         module = cp.cuda.function.Module()
-        module.load(compiled.cubin)
+        module.load(image)
         entry = compiled.lowered_names.get(fn.name, fn.entry)
         fn._gpu_module = module  # keep the module alive as long as the function
         fn._gpu_function = module.get_function(entry)
     return fn._gpu_function
+
+
+def _image(fn):
+    """(Compiled, what the driver loads): a CUBIN for this exact GPU; in "older card" mode
+    (COURSE_LIB_ARCH=75 on a newer GPU) PTX for compute_75, which the driver JIT-compiles, once
+    ptxas for sm_75 has accepted it (so what a T4's compiler refuses is refused here too)."""
+    sm, real = archs.pretended(), device.info().arch
+    if sm is not None and sm < real:
+        fn.module.cubin_for(sm, max_major=device.driver_major())
+        compiled = fn.module.ptx_for(sm)
+        return compiled, compiled.ptx.encode()
+    compiled = fn.module.cubin_for(real, max_major=device.driver_major())
+    return compiled, compiled.cubin
 
 
 def registers_per_thread(fn) -> int:

@@ -25,6 +25,7 @@ from .. import gpu, paths, sim
 from ..compile import nvrtc, ptx, source
 from ..errors import ArgumentError, KernelError, NoGPUError, NotFound
 from ..sim.progress import Progress
+from . import arch_fallback
 from . import guard as guard_module
 from . import launch as launches
 
@@ -104,6 +105,12 @@ class RawModule:
         return nvrtc.compile_source(source.for_nvrtc(self.code), options=self.options,
                                     name_expressions=self.name_expressions, filename=self.filename,
                                     arch=arch, want_cubin=True, max_major=max_major)
+
+    def ptx_for(self, arch: int) -> nvrtc.Compiled:
+        """PTX for compute_`arch` (what a GPU of that generation's driver JIT-compiles; the capability table
+        and "older card" mode use it). Raises CompileError where the source does not compile for it."""
+        return nvrtc.compile_source(source.for_nvrtc(self.code), options=self.options,
+                                    name_expressions=self.name_expressions, filename=self.filename, arch=arch)
 
     def kernel_names(self) -> list[str]:
         self.compile()
@@ -219,11 +226,15 @@ class Function:
     def __call__(self, grid, block, args, shared_mem=0, stream=None, *, guard=None):
         """Launch on the GPU. Unless ``guard=False`` (or ``cl.guard.ENABLED = False``), the launch's
         edge blocks are simulated first and a launch that would fault is refused with the
-        simulator's diagnosis (see ``kernel.guard``); course kernels are not checked."""
+        simulator's diagnosis (see ``kernel.guard``); course kernels are not checked. A kernel this GPU
+        cannot run (notebook 12's TMA on a T4) runs on the simulator instead, with one line saying why."""
         if not gpu.available():
             raise NoGPUError(f"no NVIDIA GPU here to launch {self.name} on",
                              hint="use fn.simulate(grid, block, args) to run it in the CPU simulator")
         checked = self.check_launch(grid, block, args, shared_mem, limits=gpu.limits())
+        refused = arch_fallback.reason(self)      # a T4 has no TMA: the simulator runs it, and says so
+        if refused:
+            return arch_fallback.simulate(self, checked, refused)
         guard_module.before_launch(self, checked, guard=guard, stream=stream)
         return gpu.launch(self, checked, stream)
 

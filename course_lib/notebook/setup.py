@@ -5,7 +5,8 @@
     cl.banner(backend)                       # the line naming the backend, HTML in JupyterLab
 
 The banner says what the numbers below it are: measured on this GPU, or exact counts from the
-simulator with bandwidths *modelled* for a named GPU.
+simulator with bandwidths *modelled* for a named GPU; on a GPU, which notebooks it runs entirely and
+where cells that need a newer one go to the simulator (``capability``).
 """
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import html
 
 from .. import gpu
 from ..transposes.backend import GPU, default_backend
-from . import draw, magic
+from ..kernel import arch_fallback
+from . import capability, draw, magic
 
 
 class Banner:
@@ -28,7 +30,7 @@ class Banner:
     def _repr_html_(self):
         color = "#2a9d8f" if self.gpu else "#457b9d"
         return (f"<div style='border-left:4px solid {color};padding:4px 10px;font-family:sans-serif'>"
-                f"{html.escape(self.text)}</div>")
+                f"{html.escape(self.text).replace(chr(10), '<br>')}</div>")
 
 
 def banner(backend=None) -> Banner:
@@ -41,8 +43,11 @@ def banner(backend=None) -> Banner:
         info = gpu.info()
         peak = info.peak_bandwidth / 1e9
         copy = backend.copy_gbps(256 << 20)
+        sm = arch_fallback.gpu_arch()
+        older = f" · treated as sm_{sm} (COURSE_LIB_ARCH)" if sm != info.arch else ""
         return Banner(f"GPU: {info.name} (sm_{info.arch}, {info.sm_count} SMs) · peak {peak:.0f} GB/s (datasheet) · "
-                      f"copy {copy:.0f} GB/s measured ({copy / peak:.0%} of peak)", True)
+                      f"copy {copy:.0f} GB/s measured ({copy / peak:.0%} of peak){older}\n"
+                      f"{capability.banner_line(sm)}", True)
     article = "an" if backend.model_gpu[0] in "AEFHILMNORSX" else "a"      # an H100, an A100, a T4
     return Banner(f"CPU simulator: metrics are exact; times are not measured. Bandwidths shown are "
                   f"modelled for {article} {backend.model_gpu} (course_lib.model), not measured.", False)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import gpu
+from ..kernel import arch_fallback
 from ..errors import ArgumentError, SimulationLimit
 from . import model, verify
 from .data import poisoned, random_matrix
@@ -158,6 +159,12 @@ class GPU:
             name=None, seed=0, **params) -> Result:
         import cupy as cp
         k = as_kernel(target, np.float32 if dtype is None else dtype, block, tile, copy, **params)
+        refused = arch_fallback.reason(k.function)
+        if refused:                  # this GPU cannot run it (a T4 has no TMA): the simulator can, and says so
+            arch_fallback.note_once(k.function, refused)
+            sim_shape = shape if shape is not None or a is not None else Simulator().shape
+            return Simulator().run(k, None if a is None else (a.get() if hasattr(a, "get") else a),
+                                   shape=sim_shape, dtype=dtype, name=name, seed=seed)
         a = random_matrix(*_shape(shape, self.shape), _dtype(k, dtype), seed) if a is None else np.asarray(a)
         inp = cp.asarray(a)
         out = cp.asarray(poisoned(k.out_shape(*a.shape), a.dtype))

@@ -1,0 +1,67 @@
+"""A kernel this GPU cannot run runs on the simulator instead, and one line says so.
+
+    reason = arch_fallback.reason(fn)       # None when this GPU runs fn, else the one line to show
+    run = arch_fallback.simulate(fn, launch, reason)   # device arrays copied to the host, simulated, copied back
+
+A T4 (sm_75) has no Tensor Memory Accelerator, an A100 no ``stmatrix``: their compiler refuses
+notebook 12's kernels (often in a CUDA header's words). Before a launch, :func:`reason` asks for
+this GPU's machine code (``gpu.device_function``, cached on the Function); when the compiler
+refuses, the launch goes to the simulator, which follows an H100's rules, and the note names what
+the card lacks (``compile.archs``: "simulated as an H100: a Tesla T4 (sm_75) has no TMA ...") or,
+if no known feature explains it, the compiler's first line. Under ``COURSE_LIB_ARCH=75`` on a
+newer GPU ("older card" mode, ``gpu.run``) the same happens for what an sm_75 compiler refuses.
+The note is printed once per kernel. This module decides and copies; the simulator and the GPU
+runner do the work.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import gpu
+from ..compile import archs
+from ..errors import CompileError
+
+_NOTED: set = set()
+
+
+def gpu_arch() -> int:
+    """The architecture the course treats this GPU as: COURSE_LIB_ARCH when set, else the device's."""
+    return archs.pretended() or gpu.info().arch
+
+
+def reason(fn) -> str | None:
+    """None when this GPU can run `fn`; else the one line that says why the simulator runs it instead."""
+    if getattr(fn, "_gpu_refused", None) is None:
+        try:
+            gpu.device_function(fn)
+            fn._gpu_refused = ""
+        except CompileError as exc:
+            sm, name = gpu_arch(), gpu.info().name
+            missing = archs.lacks(sm, fn.module.ptx)
+            fn._gpu_refused = (archs.simulated_note(name, sm, missing) if missing else
+                               f"simulated as an H100: {fn.name} does not compile for sm_{sm} "
+                               f"({exc.message.splitlines()[0]})")
+    return fn._gpu_refused or None
+
+
+def note_once(fn, text: str) -> None:
+    key = (fn.module.code, fn.name)
+    if key not in _NOTED:
+        _NOTED.add(key)
+        print(text)
+
+
+def _host(a):
+    """A numpy copy of a device array (CuPy's .get()), or the argument as it is."""
+    return a.get() if hasattr(a, "__cuda_array_interface__") and hasattr(a, "get") else a
+
+
+def simulate(fn, launch, text: str, **options):
+    """Run a checked launch on the simulator with device arrays copied to the host and back."""
+    note_once(fn, text)
+    host = [_host(a) for a in launch.args]
+    run = fn.simulate(launch.grid, launch.block, tuple(host), launch.shared_mem, progress=False, **options)
+    for dev, h in zip(launch.args, host):
+        if h is not dev and isinstance(h, np.ndarray):
+            dev.set(h)
+    return run
