@@ -14,6 +14,8 @@
 #         ncufull    benchmarks/ncu_dram.py --full: ncu's full set, copy vs copy_shared vs warp, f32,
 #                    aligned vs misaligned (leads for the open question of notebook 10)
 #         nbval      every notebook on the GPU backend, pytest --nbval-lax (errors only)
+#         older      "older card" mode (COURSE_LIB_ARCH): every course kernel as sm_75/80/86/89 would run it
+#                    (benchmarks/older_card_check.py), every notebook as sm_75, notebook 12 as sm_80/86/89
 #         transpose  benchmarks/transpose.py (course kernels vs CuPy, cuBLAS, torch; all sizes)
 #         sweep      benchmarks/transpose.py on the kernels/shapes named by SWEEP_KERNELS/SWEEP_SIZES
 #         probe      benchmarks/misaligned_probe.py: tile/block/pitch knobs on 8191x8193 (issue 13)
@@ -70,6 +72,10 @@ print('simulator counts', 'the PTX: ' + m if m else 'the machine code (NVRTC 13 
     ncu)   step ncu 560 python3 benchmarks/ncu_compare.py --out "$OUT/ncu" ;;
     ncufull) step ncufull 300 python3 benchmarks/ncu_dram.py --full "$OUT/ncufull" --kernels copy,copy_shared,warp,padded_32x8 ;;
     nbval) step nbval 400 "${PYTEST[@]}" --nbval-lax --nbval-current-env notebooks ;;
+    older) step older 300 bash -c 'for a in 75 80 86 89; do python3 benchmarks/older_card_check.py --arch $a --out "$0"; done' "$OUT"
+           COURSE_LIB_ARCH=75 step nbval_sm75 400 "${PYTEST[@]}" --nbval-lax --nbval-current-env notebooks
+           for a in 80 86 89; do COURSE_LIB_ARCH=$a step "nbval12_sm$a" 200 "${PYTEST[@]}" --nbval-lax --nbval-current-env \
+               notebooks/12_async_copies_and_tma.ipynb; done ;;
     transpose) step transpose 560 python3 benchmarks/transpose.py --out "$OUT/transpose" ;;
     sweep) step sweep 400 python3 benchmarks/transpose.py --no-compile --dtype "${SWEEP_DTYPES:-f32,f64}" \
                --size "${SWEEP_SIZES:-8192,8191x8193}" --kernel "${SWEEP_KERNELS:-fast,warp}" --out "$OUT/sweep"

@@ -20,6 +20,7 @@ import numpy as np
 from .. import gpu
 from ..compile import archs
 from ..errors import CompileError
+from ..sim.tma import TensorMap
 
 _NOTED: set = set()
 
@@ -51,17 +52,28 @@ def note_once(fn, text: str) -> None:
         print(text)
 
 
-def _host(a):
-    """A numpy copy of a device array (CuPy's .get()), or the argument as it is."""
-    return a.get() if hasattr(a, "__cuda_array_interface__") and hasattr(a, "get") else a
+def _on_device(a) -> bool:
+    return hasattr(a, "__cuda_array_interface__") and hasattr(a, "get")
+
+
+def _host(a, back: list):
+    """The argument as the simulator takes it: a device array (CuPy) as a numpy copy, a tensor map over
+    one as a tensor map over the copy; `back` collects (device array, copy) to copy back."""
+    if _on_device(a):
+        back.append((a, a.get()))
+        return back[-1][1]
+    if isinstance(a, TensorMap) and _on_device(a.array):
+        back.append((a.array, a.array.get()))
+        return a.over(back[-1][1])
+    return a
 
 
 def simulate(fn, launch, text: str, **options):
     """Run a checked launch on the simulator with device arrays copied to the host and back."""
     note_once(fn, text)
-    host = [_host(a) for a in launch.args]
-    run = fn.simulate(launch.grid, launch.block, tuple(host), launch.shared_mem, progress=False, **options)
-    for dev, h in zip(launch.args, host):
-        if h is not dev and isinstance(h, np.ndarray):
-            dev.set(h)
+    back = []
+    host = tuple(_host(a, back) for a in launch.args)
+    run = fn.simulate(launch.grid, launch.block, host, launch.shared_mem, progress=False, **options)
+    for dev, copy in back:
+        dev.set(np.ascontiguousarray(copy))
     return run
