@@ -104,7 +104,8 @@ def describe(sm: int) -> str:
 def simulated_note(gpu_name: str, sm: int, missing) -> str:
     """The one line shown when a cell runs on the simulator because this GPU lacks what it uses."""
     names = ", ".join(f"{f.name} ({f.what}, sm_{f.sm}+)" for f in missing)
-    return f"simulated as an H100: {_article(gpu_name)} {gpu_name} (sm_{sm}) has no {names}"
+    card = gpu_name if gpu_name.startswith(f"sm_{sm} ") else f"{gpu_name} (sm_{sm})"
+    return f"simulated as an H100: {_article(card)} {card} has no {names}"
 
 
 def _article(name: str) -> str:

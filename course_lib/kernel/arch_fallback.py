@@ -38,6 +38,8 @@ def reason(fn) -> str | None:
             fn._gpu_refused = ""
         except CompileError as exc:
             sm, name = gpu_arch(), gpu.info().name
+            if archs.pretended():       # "older card" mode: the card is the one COURSE_LIB_ARCH names
+                name = f"sm_{sm} card ({archs.ENV_ARCH}={sm} on this {name})"
             missing = archs.lacks(sm, fn.module.ptx)
             fn._gpu_refused = (archs.simulated_note(name, sm, missing) if missing else
                                f"simulated as an H100: {fn.name} does not compile for sm_{sm} "
