@@ -28,12 +28,9 @@ from ..transposes import verify
 from ..transposes.data import poisoned
 from . import origin, sensors, simulated
 from .exercise import expected, input_for, output_for
-from .simulated import LIMITS
+from .simulated import LIMITS, SLOW_HINT
 
 BOUNDS = "check the bounds tests: every index must stay inside in and out"
-SLOW_HINT = ("a transpose needs only a few elements per thread: spread the work over the grid the launch implies "
-             "(one tile per block, each thread a few elements of it) instead of a few threads looping over the "
-             "matrix")
 
 
 def needs(ex) -> set:
@@ -57,7 +54,7 @@ def run_shapes(ex, fn, dtype, seed):
             run = simulated.launch(fn, grid, block, (out, a, np.int32(on.rows), np.int32(on.cols)),
                                    owners="owners" in wanted)
         except SimulationLimit as exc:                 # every other shape would hit the limit too: stop
-            crashes.append((on, stopped(ex, fn, dtype, exc)))
+            crashes.append((on, stopped(ex, fn, dtype, exc, on)))
             break
         except KernelError as exc:
             where = f" (line {exc.line})" if exc.line and f"line {exc.line}" not in exc.message else ""
@@ -77,12 +74,12 @@ def run_shapes(ex, fn, dtype, seed):
     return runs, wrong, crashes
 
 
-def stopped(ex, fn, dtype, exc) -> tuple[str, str]:
+def stopped(ex, fn, dtype, exc, shape=None) -> tuple[str, str]:
     """(what, hint) for a run the simulator stopped. A loop still running is called endless only
     when the kernel does not finish on the exercise's tiny shape either; if it does, it is slow."""
     message = exc.message + (f" (line {exc.line})" if exc.line and f"line {exc.line}" not in exc.message else "")
     if getattr(exc, "reason", "") == "work":          # the first blocks' pace, projected over the launch
-        return f"the kernel is too slow: {message.split(' The simulator')[0]}", SLOW_HINT
+        return simulated.too_slow(ex, shape, exc)
     if getattr(exc, "reason", "") != "loop":
         return message, exc.hint or SLOW_HINT
     a, on = input_for(ex, ex.tiny, dtype, 0)
@@ -98,7 +95,8 @@ def stopped(ex, fn, dtype, exc) -> tuple[str, str]:
     where = f"the loop at {loop[1]} had run {loop[2]} times" if loop else "a loop was"
     return (f"the kernel is too slow: {where} and was still running when the simulator stopped it "
             f"(max_steps={LIMITS['max_steps']:,} steps or {LIMITS['timeout']:g} s per batch of blocks), yet on a "
-            f"{on} matrix it ends: it is not stuck, it does far too much work per thread", SLOW_HINT)
+            f"{on} matrix it ends: it is not stuck, it does far too much work per thread"
+            + (f" ({simulated.implied(ex, shape)})" if shape is not None else ""), SLOW_HINT)
 
 
 def diagnose(ex, out, a, run=None):

@@ -11,9 +11,14 @@ runs the launch again with the byte 0xA5 xor-ed into every value a shared-memory
 every byte (it was moved through shared memory: once, or an odd number of times), unchanged (it
 bypassed shared memory, or went through it an even number of times: no exercise stages twice), or
 anything else (computed from shared data, or the run faulted or stopped because shared data
-steered it). It judges nothing (``properties.uses_shared`` does).
+steered it). :func:`too_slow` words a launch the simulator would not finish within the checker's
+work limit: how long it would take, how many times the limit that is, and why (instructions per
+thread against the elements per thread the launch implies). It judges nothing
+(``properties.uses_shared`` does).
 """
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -48,3 +53,33 @@ def shared_flow(fn, grid, block, a, want, out) -> tuple[int, int, int]:
     through = int((got == (right ^ np.uint8(SCRAMBLE))).all(axis=1).sum())
     bypassed = int((got == right).all(axis=1).sum())
     return through, bypassed, total - through - bypassed
+
+
+SLOW_HINT = ("a transpose needs only a few elements per thread: spread the work over the grid the launch implies "
+             "(one tile per block, each thread a few elements of it) instead of a few threads looping over the "
+             "matrix")
+
+
+def implied(ex, on) -> str:
+    """'this launch of N threads implies E elements per thread' for a shape of the exercise."""
+    grid, block = ex.launch(on.rows, on.cols, on.batch)
+    threads = int(np.prod(grid)) * int(np.prod(block))
+    per = max(1, -(-on.rows * on.cols * on.batch // threads))
+    return f"this launch of {threads:,} threads implies {per} element{'s' if per > 1 else ''} per thread"
+
+
+def too_slow(ex, on, exc) -> tuple[str, str]:
+    """(what, hint) for a launch stopped by the work limit (``exc.reason == "work"``), in numbers."""
+    text = exc.message.split(" The simulator")[0]
+    work = re.search(r"\(([\d.]+e[+-]?\d+|[\d.]+) thread-steps", text)
+    took = re.search(r"take about ([\d.]+ \w+)", text)
+    ran = re.search(r"executed ([\d,]+) instructions over ([\d,]+) thread slots", text)
+    if not work:
+        return f"the kernel is too slow: {text}", SLOW_HINT
+    factor = float(work[1]) / LIMITS["max_work"]
+    why = (f"its first blocks ran {ran[1]} instructions per thread slot, where {implied(ex, on)} (a few dozen "
+           f"instructions)" if ran else f"{text[0].lower()}{text[1:]}")
+    return (f"the kernel is too slow: on a {on} matrix {why}; the whole launch would take about "
+            f"{took[1] if took else 'too long'} to simulate ({float(work[1]):.2g} thread-steps), {factor:,.0f} times "
+            f"the work the checker allows, which is itself over 100 times what a correct kernel of this exercise "
+            f"needs: some threads do the work of many", SLOW_HINT)

@@ -223,7 +223,6 @@ def test_a_kernel_that_reads_the_clock_or_its_sm_is_refused(monkeypatch, reg):
 
 # ------------------------------------------------------------------------------------ the course's text
 
-@pytest.mark.xfail(strict=True, reason="fixed in a later commit")
 def test_a_renamed_copy_of_a_course_kernel_is_refused():
     """tile.cu with every name of its own changed (and its comments dropped): still the course's kernel."""
     course = (paths.KERNELS / "tile.cu").read_text()
@@ -248,14 +247,12 @@ def test_a_kernel_in_the_students_own_words_is_not_a_renamed_copy():
     _passes("shared_tile", _kernel(mine, "transpose_tile"))
 
 
-@pytest.mark.xfail(strict=True, reason="fixed in a later commit")
 @pytest.mark.parametrize("include", ['"solutions/shared_tile.cu"', '"../kernels/solutions/shared_tile.cu"'])
 def test_no_include_reaches_a_solution(include):
     with pytest.raises(cl.CompileError):
         _kernel(f"#include {include}\n", "transpose_tile")
 
 
-@pytest.mark.xfail(strict=True, reason="fixed in a later commit")
 def test_an_included_solution_is_refused_by_its_content(tmp_path):
     copy = tmp_path / "mine.cu"
     copy.write_text(solutions.path("shared_tile").read_text())
@@ -274,7 +271,6 @@ def test_hints_use_the_exercises_own_tile_and_type():
     assert "no bank conflicts" in text and "[16][16 + 1]" in text and "[32]" not in text, text
 
 
-@pytest.mark.xfail(strict=True, reason="fixed in a later commit")
 def test_too_slow_says_how_long_and_why():
     one = """
 __global__ void transpose_tile(float* out, const float* in, int rows, int cols)
