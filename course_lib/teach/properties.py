@@ -250,10 +250,13 @@ def each_element_once() -> Property:
                     "stores (in[i], out[i] = v), not atomics")
 
 
-def one_tile_per_block() -> Property:
-    """Each block of the launch moves one whole tile of the exercise's size (``Shape.tile``), any
-    one-to-one mapping of blocks to tiles; judged on every block (``blocks``)."""
-    return Property("one tile per block", blocks.one_tile,
+def one_tile_per_block(tile: tuple | None = None) -> Property:
+    """Each block of the launch moves one whole tile, any one-to-one mapping of blocks to tiles;
+    judged on every block (``blocks``). `tile`: (columns, rows) of in per block; None: the
+    exercise's (``Exercise.tile``, which the checker puts in ``Shape.tile``)."""
+    def test(run, on):
+        return blocks.one_tile(run, dataclasses.replace(on, tile=tuple(tile)) if tile else on)
+    return Property("one tile per block", test,
                     "spread the work over the grid the launch implies: each block moves one whole {tx}x{ty} tile "
                     "(which one is yours to choose, each tile by one block) and no block does another's (no loop "
                     "over tiles, no early return for all blocks but one)", ("owners",))

@@ -46,7 +46,7 @@ def run_shapes(ex, fn, dtype, seed):
     wanted = needs(ex)
     for i, shape in enumerate(ex.shapes):
         a, on = input_for(ex, shape, dtype, seed + i)
-        on = dataclasses.replace(on, tile=None if ex.grid else tuple(ex.tile), block=tuple(ex.block),
+        on = dataclasses.replace(on, tile=tuple(ex.tile) if ex.tile else None, block=tuple(ex.block),
                                  ctype=C_NAME[np.dtype(dtype)])
         out = output_for(ex, a)
         grid, block = ex.launch(on.rows, on.cols, on.batch)

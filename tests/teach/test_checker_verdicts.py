@@ -13,12 +13,14 @@ here as a kernel: honest ones that must pass, wrong ones that must fail, and for
 Simulator only; nothing timed."""
 import dataclasses
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import course_lib as cl
 from course_lib import paths
+from course_lib.compile import headers
 from course_lib.notebook import magic
 from course_lib.teach import exercises as E
 from course_lib.teach import properties as P
@@ -106,6 +108,21 @@ __global__ void transpose_tile(float* out, const float* in, int rows, int cols)
 @pytest.mark.parametrize("src", [DIAGONAL, REVERSED], ids=["diagonal", "reversed"])
 def test_any_one_to_one_mapping_of_blocks_to_tiles_passes(src):
     _passes("shared_tile", _kernel(src, "transpose_tile"))
+
+
+SWAPPED = MOVE + """
+__global__ void transpose_tile(float* out, const float* in, int rows, int cols)
+{
+    __shared__ float t[32][33];
+    move(out, in, rows, cols, blockIdx.y, blockIdx.x, t);      // blockIdx.y picks the columns
+}
+"""
+
+
+def test_swapped_block_indices_with_a_matching_grid_pass():
+    ex = dataclasses.replace(E.get("shared_tile"), grid=lambda rows, cols: (-(-rows // 32), -(-cols // 32)))
+    _passes(ex, _kernel(SWAPPED, "transpose_tile"))
+    _refused("shared_tile", _kernel(SWAPPED, "transpose_tile"), shapes=[(64, 96)])    # the usual grid: wrong
 
 
 def test_a_kernel_that_behaves_only_in_the_sampled_blocks_is_refused():
@@ -251,6 +268,16 @@ def test_a_kernel_in_the_students_own_words_is_not_a_renamed_copy():
 def test_no_include_reaches_a_solution(include):
     with pytest.raises(cl.CompileError):
         _kernel(f"#include {include}\n", "transpose_tile")
+
+
+def test_no_solution_lies_under_an_include_folder():
+    module = cl.RawModule(code="__global__ void k(float* a) { a[0] = 1; }")
+    folders = [Path(o.split("=", 1)[1]).resolve() for o in module.options if o.startswith("--include-path=")]
+    assert folders and not any(p.is_dir() for f in folders for p in f.iterdir())      # the course's files only
+    folders += [f.resolve() for f in headers.folders(13) + headers.folders(12)]
+    for key in solutions.keys():
+        where = solutions.path(key).resolve()
+        assert not any(where.is_relative_to(f) for f in folders), (where, folders)
 
 
 def test_an_included_solution_is_refused_by_its_content(tmp_path):
