@@ -189,8 +189,8 @@ def uses_shared() -> Property:
                     + "; ".join(how))
         return None
     return Property("stages the tile in shared memory", test,
-                    "declare __shared__ {t} tile[{ty}][{tx}]; store each element of in into it, and write out "
-                    "from what you read back of it: the data itself must go through the tile", ("flow",))
+                    "declare __shared__ {t} tile[{ty}][{tx}]; write it from in, then read it to write out",
+                    ("flow",))
 
 
 def vector_width(nbytes: int = 16, op: str | None = None) -> Property:
