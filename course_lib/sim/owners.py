@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+NOBODY = np.iinfo(np.int32).max     # the lower bound of an element no block touched, until result()
+
 
 @dataclass
 class Ownership:
@@ -48,10 +50,8 @@ class Owners:
             self.tables[i] = None
             return None
         n = max(1, buf.nbytes // max(1, buf.itemsize))
-        full = lambda v: np.full(n, v, np.int64)
-        hi = full(-1)
-        self.tables[i] = Ownership(int(m[1]), buf.name, full(np.iinfo(np.int64).max), hi,
-                                   full(np.iinfo(np.int64).max), hi.copy())
+        full = lambda v: np.full(n, v, np.int32)     # block indices: a launch run whole has < 2^31 blocks
+        self.tables[i] = Ownership(int(m[1]), buf.name, full(NOBODY), full(-1), full(NOBODY), full(-1))
         return self.tables[i]
 
     def note(self, program, b, mask, which, offsets, width, is_load):
@@ -69,7 +69,7 @@ class Owners:
             first = offsets[sel].astype(np.int64) // size
             k = max(1, -(-width // size))
             e = (first[:, None] + np.arange(k)).ravel() if k > 1 else first
-            who = np.repeat(lin[sel], k) if k > 1 else np.asarray(lin[sel], np.int64)
+            who = (np.repeat(lin[sel], k) if k > 1 else np.asarray(lin[sel])).astype(np.int32)
             e = np.minimum(e, t.read_lo.size - 1)
             lo, hi = (t.read_lo, t.read_hi) if is_load else (t.write_lo, t.write_hi)
             np.minimum.at(lo, e, who)
@@ -81,6 +81,6 @@ class Owners:
         for t in self.tables.values():
             if t is not None:
                 for lo in (t.read_lo, t.write_lo):
-                    lo[lo == np.iinfo(np.int64).max] = -1
+                    lo[lo == NOBODY] = -1
                 out[t.argument] = t
         return out

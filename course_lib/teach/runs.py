@@ -79,7 +79,7 @@ def stopped(ex, fn, dtype, exc, shape=None) -> tuple[str, str]:
     when the kernel does not finish on the exercise's tiny shape either; if it does, it is slow."""
     message = exc.message + (f" (line {exc.line})" if exc.line and f"line {exc.line}" not in exc.message else "")
     if getattr(exc, "reason", "") == "work":          # the first blocks' pace, projected over the launch
-        return simulated.too_slow(ex, shape, exc)
+        return simulated.too_slow(ex, shape, exc, fn)
     if getattr(exc, "reason", "") != "loop":
         return message, exc.hint or SLOW_HINT
     a, on = input_for(ex, ex.tiny, dtype, 0)

@@ -68,18 +68,24 @@ def implied(ex, on) -> str:
     return f"this launch of {threads:,} threads implies {per} element{'s' if per > 1 else ''} per thread"
 
 
-def too_slow(ex, on, exc) -> tuple[str, str]:
-    """(what, hint) for a launch stopped by the work limit (``exc.reason == "work"``), in numbers."""
+def too_slow(ex, on, exc, fn=None) -> tuple[str, str]:
+    """(what, hint) for a launch stopped by the work limit (``exc.reason == "work"``), in numbers: the
+    instructions its first blocks ran per thread against one pass through the kernel's code, the
+    elements per thread the launch implies, and the whole launch's work against the checker's limit."""
     text = exc.message.split(" The simulator")[0]
     work = re.search(r"\(([\d.]+e[+-]?\d+|[\d.]+) thread-steps", text)
-    took = re.search(r"take about ([\d.]+ \w+)", text)
     ran = re.search(r"executed ([\d,]+) instructions over ([\d,]+) thread slots", text)
     if not work:
         return f"the kernel is too slow: {text}", SLOW_HINT
     factor = float(work[1]) / LIMITS["max_work"]
-    why = (f"its first blocks ran {ran[1]} instructions per thread slot, where {implied(ex, on)} (a few dozen "
-           f"instructions)" if ran else f"{text[0].lower()}{text[1:]}")
-    return (f"the kernel is too slow: on a {on} matrix {why}; the whole launch would take about "
-            f"{took[1] if took else 'too long'} to simulate ({float(work[1]):.2g} thread-steps), {factor:,.0f} times "
-            f"the work the checker allows, which is itself over 100 times what a correct kernel of this exercise "
-            f"needs: some threads do the work of many", SLOW_HINT)
+    if ran:
+        per = int(ran[1].replace(",", ""))
+        code = len(fn.kernel.instructions) if fn is not None else 0
+        passes = f", {per / code:,.0f} passes through its {code} instructions," if code else ""
+        why = f"its first blocks ran {per:,} instructions per thread{passes} where {implied(ex, on)}"
+    else:
+        why = text[0].lower() + text[1:].rstrip(".")
+    return (f"the kernel is too slow: {why}; the whole launch needs {factor:.2g} times the work "
+            f"the checker allows ({float(work[1]):.2g} thread-steps against {LIMITS['max_work']:.2g}), and a correct "
+            f"kernel of this exercise needs a small fraction of that allowance: some threads do the work of many",
+            SLOW_HINT)
