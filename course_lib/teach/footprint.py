@@ -38,9 +38,9 @@ from . import blocks
 from .exercise import expected, input_for
 from .properties import each_element_once, one_tile_per_block
 
-SPREAD_HINT = ("spread the work over the grid the launch implies: each block moves its own tile — blockIdx.x "
-               "picks its columns of in, blockIdx.y its rows" + " — and no block does another's (no loop over "
-               "tiles, no early return for all blocks but one)")
+SPREAD_HINT = ("spread the work over the grid the launch implies: each block moves one whole tile of its own "
+               "(usually blockIdx.x picks its columns of in and blockIdx.y its rows; any one-to-one order works) "
+               "and no block does another's (no loop over tiles, no early return for all blocks but one)")
 WIDE_HINT = ("compute every offset in 64 bits: (size_t)row * cols + col, and for a batch (size_t)rows * cols * "
              "blockIdx.z — an int or unsigned product wraps past 2^31 or 2^32 elements before it is widened")
 ONCE_HINT = each_element_once().hint
