@@ -20,14 +20,27 @@ lacks), so each compiler gets its own. Before them comes the course's own folder
 that device code uses (the real cuda.h declares host functions NVRTC refuses). A toolkit under
 ``CUDA_HOME``/``CUDA_PATH`` comes last.
 
-This module only finds folders and words hints; ``nvrtc.py`` passes the options.
+Student code also includes the course's kernels (``#include "tile.cu"``), but never a solution:
+:func:`course_kernels` gives a folder holding links to (or copies of) the top-level files of
+kernels/ and nothing else, which ``RawModule`` puts on the include path instead of kernels/ itself
+(kernels/solutions/ lies inside it, so ``#include "solutions/<key>.cu"`` reached an answer). The
+rule is that no solution is ever under an include folder, wherever solutions live; a file named by
+an absolute path can still be included, which is why teach/origin.py compares the *content* of
+every file a kernel was compiled from with the course's kernels and solutions.
+
+This module only finds (or makes) folders and words hints; ``nvrtc.py`` passes the options.
 """
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.util
 import os
+import shutil
+import tempfile
 from pathlib import Path
+
+from . import cache
 
 OWN = Path(__file__).resolve().parent / "include"
 
@@ -93,3 +106,38 @@ def missing_hint(header: str, major: int) -> str:
                 "spelling, e.g. <cuda/pipeline>, <cuda/barrier>, <cuda_pipeline.h>, <cuda.h> for CUtensorMap.")
     return (f"{header} comes with CUDA's headers for NVRTC {major}, which are not installed: pip install "
             f"'{wheel}' (reinstalling the course, pip install -e ., brings them).")
+
+
+@functools.lru_cache(maxsize=None)
+def course_kernels(folder: Path) -> Path:
+    """A folder with the top-level .cu/.cuh/.h files of `folder` (links, or copies where links are
+    refused) and no subfolder: what student code may #include. Kept under the private cache, named by
+    a hash of the files' names, sizes and times, so the include option (part of the compile cache's
+    key) stays the same from one process to the next; a fresh temporary folder without a cache."""
+    files = sorted(p for p in Path(folder).iterdir() if p.is_file() and p.suffix in (".cu", ".cuh", ".h"))
+    stamp = hashlib.sha256(repr([str(folder)] + [(p.name, p.stat().st_size, p.stat().st_mtime_ns)
+                                                 for p in files]).encode()).hexdigest()[:16]
+    home = cache.private_dir()
+    if home is None:
+        return _fill(Path(tempfile.mkdtemp(prefix="course_lib_include_")), files)
+    target = home / "include" / stamp
+    if target.is_dir() and sorted(p.name for p in target.iterdir()) == [p.name for p in files] \
+            and not any(p.is_dir() for p in target.iterdir()):
+        return target
+    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = _fill(Path(tempfile.mkdtemp(prefix=f"{stamp}.", dir=target.parent)), files)
+    shutil.rmtree(target, ignore_errors=True)
+    try:
+        os.replace(tmp, target)
+    except OSError:            # another process made it first: use theirs
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def _fill(into: Path, files) -> Path:
+    for p in files:
+        try:
+            os.symlink(p, into / p.name)
+        except OSError:
+            shutil.copy2(p, into / p.name)
+    return into

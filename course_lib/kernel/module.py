@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import gpu, paths, sim
-from ..compile import nvrtc, ptx, source
+from ..compile import headers, nvrtc, ptx, source
 from ..errors import ArgumentError, KernelError, NoGPUError, NotFound
 from ..sim.progress import Progress
 from . import arch_fallback
@@ -62,7 +62,8 @@ class RawModule:
                                 hint='e.g. defines={"TILE": 32}')
         self.defines = dict(defines or {})
         self.options = _strings(options, "options", '("-std=c++17", "-DTILE=32")') + tuple(
-            f"-D{k}={v}" for k, v in self.defines.items()) + (f"--include-path={KERNELS_DIR}",)
+            f"-D{k}={v}" for k, v in self.defines.items()) + (
+            f"--include-path={headers.course_kernels(KERNELS_DIR)}",)     # the course's kernels, no solutions
         self.name_expressions = _strings(name_expressions, "name_expressions", '["transpose<32, 1>"]')
         self._compiled = None
         self._parsed = None

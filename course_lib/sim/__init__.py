@@ -9,7 +9,8 @@ live); ``instructions`` (one closure per PTX instruction, a table per opcode) wi
 ``alu``/``int_ops``/``bitops``/``float_ops``/``float_select``/``rounding``/``exact``
 (arithmetic), ``convert`` (cvt), ``warp_ops`` (shfl, vote), ``access`` (loads and stores),
 ``atomics``, ``calls`` (printf, assert, trap); ``memory``/``block_memory`` (address spaces),
-``metrics`` (Nsight Compute's counting rules), ``fusion`` (which PTX accesses ptxas fused, from
+``metrics`` (Nsight Compute's counting rules), ``owners`` (which block touched which element, for
+checkers), ``fusion`` (which PTX accesses ptxas fused, from
 the SASS), ``races``/``shadow`` (racecheck), ``diagnose``/``recursion`` (what to tell the
 student), ``heap`` (a steady C heap), ``progress``; ``result`` (SimRun) and ``code_view`` (its
 listings). Hopper's data movement: ``copy_ops`` (cp.async) and ``tensor_ops`` (bulk and TMA copies)

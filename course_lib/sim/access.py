@@ -8,7 +8,9 @@ For every executed ``ld``/``st`` this module
    per machine instruction where ptxas fused several PTX accesses into one (``fusion``);
 5. feeds shared accesses to the race detector (and to ``copy_races`` where asynchronous copies
    may still be writing) and records the traced block's addresses;
-6. moves the data.
+6. moves the data; with ``owners`` on, records which block touched which element of an argument
+   array (``owners``), and with ``scramble_shared`` on, xors a byte into every shared load (a
+   checker's second run, to see whether out's data passed through shared memory).
 Atomics are ``atomics``'s; they use :func:`access` to read and write.
 """
 from __future__ import annotations
@@ -160,6 +162,8 @@ def _global(program, b, mask, ins, space, addr, width, vec, values):
         raise_fault(program, b, mask, ins, space, located, is_load)
     which, offsets = located
     count(program, b, mask, ins, "global", addr, width * vec, is_load)
+    if program.owners is not None:
+        program.owners.note(program, b, mask, which, offsets, width * vec, is_load)
     out = np.empty((addr.shape[0], vec), UINT[width]) if is_load and np.ndim(which) else None
     for i, sel in _by_buffer(which):
         buf = program.globals.buffers[i]
@@ -202,7 +206,10 @@ def _shared(program, b, mask, ins, space, addr, width, vec, values):
             program.note_uninitialized(b, slots[fresh], ins, addr[fresh])
     view = b.shared.data.reshape(-1).view(UINT[width])
     if is_load:
-        return gather(view, flat, width, vec)
+        got = gather(view, flat, width, vec)
+        if program.scramble_shared:      # a checker's second run: did out's data pass through here?
+            got = got ^ UINT[width](int.from_bytes(bytes([program.scramble_shared]) * width, "little"))
+        return got
     scatter(view, flat, width, values)
     return None
 

@@ -5,7 +5,11 @@ GPU's order is unspecified; any order gives the same final value for add/min/max
 integers). Integer ``add`` is a prefix sum per address; the other operations a plain loop,
 since atomics are rare in the course's kernels. Shared memory is per block: one address in two
 blocks of a batch is two different words. Nsight Compute counts atomics apart from loads and
-stores (``op_atom``), so their accesses are neither counted nor race-checked here.
+stores (``op_atom``, ``op_red``): their requests, sectors (global) and wavefronts (shared) are
+counted at the atomic's own instruction, which ``SimRun.atomics`` reports apart from
+``SimRun.instructions`` (a checker judges them as the load and store each one is); their reads and
+write-backs are not race-checked. Where no two threads of a group share an address (a kernel that
+uses an atomic as a plain load or store), every operation is applied at once; otherwise in order.
 """
 from __future__ import annotations
 
@@ -36,6 +40,7 @@ def build_atomic(ins, program):
 
     def run(b, mask):
         addr = address(b, mask)
+        _count(program, b, mask, ins, space, addr, width)
         vals = [np.broadcast_to(np.asarray(s(b, mask)), addr.shape).astype(npt) for s in srcs]
         old = access(program, b, mask, silent, space, addr, width, 1, None)[:, 0].view(npt).copy()
         in_shared = np.full(addr.shape, space == "shared") | (
@@ -47,6 +52,8 @@ def build_atomic(ins, program):
         first[1:] = (sa[1:] != sa[:-1]) | (sg[1:] != sg[:-1])
         if op == "add" and t[0] in "us":
             result_old, last, finals = _integer_add(old, vals[0], order, first)
+        elif first.all() and op != "inc" and op != "dec":
+            result_old, last, finals = old, order, _at_once(op, t, old[order], [v[order] for v in vals])
         else:
             result_old, last, finals = _in_order(op, t, old, vals, order, first)
         _write_back(program, b, mask, silent, space, addr, last, finals.view(UINT[width])[:, None])
@@ -98,6 +105,38 @@ def _in_order(op, t, old, vals, order, first):
     ends = [pos for pos in range(len(order)) if pos + 1 == len(order) or first[pos + 1]]
     idx = np.array([final[p][0] for p in ends], np.int64)
     return result_old, idx, np.array([final[p][1] for p in ends], npt)
+
+
+def _at_once(op, t, old, vals):
+    """The final value at each address when each is updated by one thread only."""
+    if op == "exch":
+        return vals[0].copy()
+    if op == "cas":
+        return np.where(old == vals[0], vals[1], old)
+    if op == "add" and t == "f32":
+        flush = lambda x: np.where(np.abs(x) < np.float32(1.1754944e-38), np.copysign(np.float32(0), x), x)
+        return flush(flush(old) + flush(vals[0])).astype(old.dtype)
+    if op == "add":
+        return (old + vals[0]).astype(old.dtype)
+    return _BINARY[op](old, vals[0]).astype(old.dtype)
+
+
+def _count(program, b, mask, ins, space, addr, width):
+    """Count the atomic at its own instruction, as the global or shared access it is (a generic
+    atomic that lands in shared memory is not counted)."""
+    if not program.count_metrics or ins.index < 0 or space not in ("global", "shared", "generic"):
+        return
+    slots = slots_of(b, mask)
+    if space == "generic":
+        keep = (addr < SHARED_WINDOW) | (addr >= SHARED_WINDOW + WINDOW_SIZE)
+        slots, addr = slots[keep], addr[keep]
+    full, active = np.zeros(b.n, np.int64), np.zeros(b.n, np.bool_)
+    full[slots], active[slots] = addr.view(np.int64), True
+    a2, act2 = full.reshape(-1, 32), active.reshape(-1, 32)
+    if space == "shared":
+        program.counters.add_shared(ins.index, a2, act2, width, False)
+    else:
+        program.counters.add_global(ins.index, a2, act2, width)
 
 
 def _flush(x):

@@ -5,8 +5,9 @@ operations cost per element, ``STEPS_PER_SECOND`` of them per second on one core
 machine. Other instructions cost more per slot (:func:`weight`): a global load or store ~60
 (address checks, sector counting, a gather or scatter whose host cache misses grow with the
 stride: 20 for a coalesced access, 130 for a transpose's strided store), a shared one ~110
-(bank costing and the race detector), a warp shuffle ~50, an atomic applied thread by thread
-~7,000; branches, barriers and parameter loads ~0. Every instruction a batch executes also
+(bank costing and the race detector), a warp shuffle ~50, an atomic ~150 (a read and a write,
+applied to all threads at once where no two share an address, as when an atomic stands for a load
+or a store; thread by thread, some 50 times slower, where they do: rare in course kernels); branches, barriers and parameter loads ~0. Every instruction a batch executes also
 costs ``OVERHEAD`` steps whatever its threads (Python's part), and building the launch's code
 ``BUILD`` steps per instruction. The constants were fitted on 18 course kernels at 1024² to
 4096² (2026-11-26); ``benchmarks/simulator.py --estimates`` prints estimate against real time.
@@ -31,7 +32,7 @@ STEPS_PER_SECOND = 7e9
 OVERHEAD = 70_000          # steps per instruction a batch executes
 BUILD = 600_000            # steps per instruction of the kernel, once per launch
 PER_SLOT = {"arith": 1, "free": 0, "global": 60, "shared": 110, "local": 60, "warp": 50,
-            "atomic add": 100, "atomic": 7_000, "call": 3_000}
+            "atomic add": 100, "atomic": 150, "call": 3_000}
 _FREE = ("bra", "bar", "barrier", "ret", "exit", "membar", "fence")
 
 

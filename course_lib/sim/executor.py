@@ -29,6 +29,7 @@ from . import access, copy_ops, diagnose, heap, layout, plan, registers
 from .instructions import build
 from .memory import SHARED_START, GlobalMemory
 from .metrics import Counters
+from .owners import Owners
 from .races import Race, RaceDetector
 from .result import SimRun
 from .scheduler import run_batch
@@ -44,7 +45,7 @@ class Program:
                  globals_: GlobalMemory, dynamic_shared=0, source="", filename="kernel.cu",
                  check_races=True, max_steps=100_000, timeout=8.0, trace_block=0,
                  batch_threads=None, progress=None, echo=True, blocks=None, count_metrics=True,
-                 max_work=plan.MAX_WORK, batch_bytes=plan.BATCH_BYTES):
+                 max_work=plan.MAX_WORK, batch_bytes=plan.BATCH_BYTES, owners=False, scramble_shared=0):
         self.module, self.kernel = module, kernel
         self.grid, self.block = grid, block
         self.threads_per_block = int(np.prod(block))
@@ -62,6 +63,8 @@ class Program:
         self.dynamic_shared = dynamic_shared
         self.count_metrics = count_metrics   # off for the launch guard, which only wants faults
         self.fusion = None                   # fusion.Plan: how ptxas grouped the accesses
+        self.owners = Owners(globals_) if owners else None     # which blocks touched which elements
+        self.scramble_shared = int(scramble_shared) & 0xFF      # a byte xor-ed into every shared load
         self.blocks = None if blocks is None else layout.chosen_blocks(blocks, grid)
         placed = layout.place_variables(module, kernel, dynamic_shared, globals_)
         self.symbols, self.shared_vars = placed.symbols, placed.shared_vars

@@ -1,5 +1,5 @@
 """What a simulated launch reports: metrics named as Nsight Compute names them, per source line,
-races, other findings, printf output, and the traced block's addresses for the pictures.
+atomics apart (``atomics``), which blocks touched which elements when asked (``owners``), races, other findings, printf output, and the traced block's addresses for the pictures.
 
 Metrics are per machine instruction: where ptxas fused PTX accesses (``fusion``), the row of the
 access the SASS instruction carries has the group's counts and width, and the run's warnings say
@@ -51,6 +51,8 @@ class SimRun:
         # cp.async (a global load), ldmatrix / stmatrix (shared): rows of the same shape, as ncu counts them
         self.instructions += async_result.rows(p)
         self.instructions.sort(key=lambda r: r["pc"])      # program order (stable: a pc's spaces keep theirs)
+        self.atomics = _atomic_rows(p, c)
+        self.owners = p.owners.result() if p.owners is not None else None   # see sim.owners
         self.tma_counts = async_result.extra_metrics(p)     # the TMA's own counters, by their ncu names
         self.metrics = {**totals(self.instructions), **self.tma_counts}
         self.by_line = {}
@@ -116,3 +118,23 @@ class SimRun:
 
     def __repr__(self):
         return (f"<SimRun grid={self.grid} block={self.block} in {self.elapsed:.2f} s>\n" + self.summary())
+
+
+def _atomic_rows(p, c) -> list:
+    """Rows like ``instructions``' for each atomic that ran (op "atom": it returns the old value, or
+    "red"): ncu counts them apart (op_atom, op_red), so they are in no total; each is a read and a
+    write of memory, which is how a checker judges them."""
+    rows = []
+    for ins in p.kernel.instructions:
+        if ins.opcode not in ("atom", "red"):
+            continue
+        i = ins.index
+        common = dict(pc=i, line=ins.line, text=ins.text, op=ins.opcode, width=access_width(ins))
+        if c.global_requests[i]:
+            rows.append(dict(common, space="global", requests=int(c.global_requests[i]), sectors=int(c.sectors[i]),
+                             wavefronts=0, conflicts=0, bytes=int(c.global_bytes[i])))
+        if c.shared_requests[i]:
+            rows.append(dict(common, space="shared", requests=int(c.shared_requests[i]), sectors=0,
+                             wavefronts=int(c.wavefronts[i]), conflicts=int(c.conflicts[i]),
+                             bytes=int(c.shared_bytes[i])))
+    return rows

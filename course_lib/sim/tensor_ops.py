@@ -47,6 +47,8 @@ def read_global(program, b, mask, ins, addr, width):
     if isinstance(located, Fault):
         raise_fault(program, b, mask, ins, "global", located, True)
     which, offsets = located
+    if program.owners is not None:
+        program.owners.note(program, b, mask, which, offsets, width, True)
     out = np.empty((len(addr), width), np.uint8)
     for i in np.unique(which) if np.ndim(which) else [which]:
         sel = (which == i) if np.ndim(which) else slice(None)
@@ -168,6 +170,8 @@ def _write_global(program, b, one, ins, addr, raw):
     if isinstance(located, Fault):
         raise_fault(program, b, one, ins, "global", located, False)
     which, offsets = located
+    if program.owners is not None:
+        program.owners.note(program, b, one, which, offsets, width, False)
     for w in np.unique(which) if np.ndim(which) else [which]:
         sel = (which == w) if np.ndim(which) else slice(None)
         buf = program.globals.buffers[int(w)]

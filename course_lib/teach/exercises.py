@@ -128,7 +128,7 @@ def _honest(ex, fn, dtype, runs, seed) -> list:
     """What a correct result does not show: blocks that do another's work, elements moved twice, 32-bit offsets."""
     problems = footprint.traffic(ex, runs)
     try:
-        problems += footprint.spread(ex, fn, dtype, seed) or footprint.wide(ex, fn, dtype)
+        problems += footprint.spread(ex, fn, dtype, seed, runs) or footprint.wide(ex, fn, dtype, seed)
     except KernelError as exc:
         problems.append((f"a block simulated alone stopped: {exc.message.splitlines()[0]}",
                          exc.hint or footprint.SPREAD_HINT))

@@ -1,39 +1,49 @@
-"""What one block of a launch reads and writes: the checks a correct result alone cannot make.
+"""What the blocks of a launch read and write: the checks a correct result alone cannot make.
 
-    problems = spread(ex, fn, dtype, seed)    # [(what, hint)]: sampled blocks that do not move their own tile
-    problems = wide(ex, fn, dtype)            # the same on a launch over more than 2^32 elements
-    problems = traffic(ex, runs)              # loads or stores that move an element more than once
+    problems = spread(ex, fn, dtype, seed, runs)   # [(what, hint)]: a block that does not move one whole tile
+    problems = wide(ex, fn, dtype, seed)           # the same on a launch over more than 2^32 elements
+    problems = traffic(ex, runs)                   # loads or stores that move an element more than once
 
 A kernel can write every element right and still not be the exercise: block (0, 0) may loop over
 every tile while the others return, or every element may be stored twice. The launch implies one
 tile per block (``Exercise.tile``: columns x rows of ``in``; ``blockIdx.z`` the matrix of a
-batch), so :func:`spread` simulates a few blocks *alone* — the last one and one in the middle,
-never block (0, 0) — on stand-ins for ``in`` and ``out`` that record every byte read and written,
-and each must read exactly its tile of ``in`` and write exactly its transposed tile of ``out``,
-with the right values. :func:`wide` does the same on a launch over more than 2^32 elements
-(``Exercise.wide``, stand-ins of the matrices' true sizes, nothing allocated), where an offset
-computed in 32 bits wraps: the simulator stops an access that lands outside an array, and one that
-wraps back inside lands outside the block's tile. :func:`traffic` compares the bytes a whole run
-loaded and stored with the bytes of ``in`` and ``out``. Nothing here compares a full output
-(``runs`` does) or judges coalescing (``properties``).
+batch). :func:`spread` judges **every block of every shape** from the runs the checker already
+made (``runs.run_shapes`` records which block touched which element: ``sim.owners``), with
+``properties.one_tile_per_block``: any one-to-one mapping of blocks to tiles passes, and a kernel
+cannot behave only in the blocks a checker looks at, because it looks at all of them. That costs
+a few numpy passes over the arrays, not another simulation. Given no runs with owners, it falls
+back to simulating a few blocks alone.
+
+:func:`wide` cannot run a launch over more than 2^32 elements whole (``Exercise.wide``), so it
+simulates sampled blocks *alone*, on stand-ins of the matrices' true sizes (nothing allocated)
+that record every byte read and written: the last block, one in the middle, and two drawn at
+random, seeded by the kernel's text and the check's seed (a kernel cannot know which will be
+looked at without running the checker on that very text). Each must read exactly its tile of
+``in`` and write exactly its tile of ``out``: an offset computed in 32 bits wraps, and the
+simulator stops an access that lands outside an array, or the wrapped one lands outside the
+block's tile. :func:`traffic` is ``properties.each_element_once`` over every run (atomics
+counted as the loads and stores they are). Nothing here compares a full output (``runs`` does)
+or judges coalescing (``properties``).
 """
 from __future__ import annotations
+
+import zlib
 
 import numpy as np
 
 from ..errors import KernelError
 from ..sim.executor import Program
 from ..sim.memory import GlobalMemory
+from . import blocks
 from .exercise import expected, input_for
+from .properties import each_element_once, one_tile_per_block
 
-SPREAD_HINT = ("spread the work over the grid the launch implies: each block moves its own tile — blockIdx.x "
-               "picks its columns of in, blockIdx.y its rows" + " — and no block does another's (no loop over "
-               "tiles, no early return for all blocks but one)")
+SPREAD_HINT = ("spread the work over the grid the launch implies: each block moves one whole tile of its own "
+               "(usually blockIdx.x picks its columns of in and blockIdx.y its rows; any one-to-one order works) "
+               "and no block does another's (no loop over tiles, no early return for all blocks but one)")
 WIDE_HINT = ("compute every offset in 64 bits: (size_t)row * cols + col, and for a batch (size_t)rows * cols * "
              "blockIdx.z — an int or unsigned product wraps past 2^31 or 2^32 elements before it is widened")
-ONCE_HINT = ("each element of in is loaded once and each element of out stored once: check the loop bounds and "
-             "steps (j from 0 to 32 by 8 with 8 rows of threads), and that no two threads or blocks move the "
-             "same element")
+ONCE_HINT = each_element_once().hint
 
 
 class _Recorder:
@@ -134,8 +144,17 @@ def _judge(ex, dims, block_id, read, written, want=None) -> tuple[str, str] | No
     return None
 
 
-def spread(ex, fn, dtype, seed=0) -> list[tuple[str, str]]:
-    """Sampled blocks of a non-square shape (the exercise's second), each alone: its own tile, right values."""
+def spread(ex, fn, dtype, seed=0, runs=None) -> list[tuple[str, str]]:
+    """Every block of every run in `runs` ([(Shape, SimRun)] with owners): one whole tile each. Without
+    such runs, sampled blocks of a non-square shape, each alone: its own tile, with the right values."""
+    judged = [(on, run) for on, run in runs or () if getattr(run, "owners", None) and getattr(on, "tile", None)]
+    if judged:
+        p = one_tile_per_block()
+        for on, run in judged:
+            problem = blocks.one_tile(run, on)
+            if problem:
+                return [(f"on a {on} matrix, {problem}", p.hint_for(on))]
+        return []
     shape = ex.shapes[1] if len(ex.shapes) > 1 else ex.shapes[0]
     a, on = input_for(ex, shape, dtype, seed + 100)
     dims = _dims(shape)
@@ -150,7 +169,14 @@ def spread(ex, fn, dtype, seed=0) -> list[tuple[str, str]]:
     return []
 
 
-def wide(ex, fn, dtype) -> list[tuple[str, str]]:
+def random_blocks(grid, fn, seed, k=2) -> list[tuple]:
+    """`k` blocks of the grid drawn at random, seeded by the kernel's text and the check's seed."""
+    g = tuple(grid) + (1,) * (3 - len(grid))
+    rng = np.random.default_rng([zlib.crc32(fn.module.code.encode()), seed])
+    return [tuple(int(rng.integers(0, n)) for n in g) for _ in range(k)]
+
+
+def wide(ex, fn, dtype, seed=0) -> list[tuple[str, str]]:
     """Sampled blocks of a launch over ``ex.wide`` (more than 2^32 elements): each must move its own tile."""
     if not ex.wide:
         return []
@@ -158,7 +184,7 @@ def wide(ex, fn, dtype) -> list[tuple[str, str]]:
     name = _name(dims)
     big = f"on a {name} matrix ({int(np.prod(dims, dtype=np.int64)):,} elements, more than 2^32)"
     grid, _ = ex.launch(dims[1], dims[2], dims[0])
-    for b in sample_blocks(grid):
+    for b in dict.fromkeys(sample_blocks(grid) + random_blocks(grid, fn, seed)):
         try:
             read, written = run_block(fn, ex, dims, dtype, b)
         except KernelError as exc:
@@ -171,12 +197,11 @@ def wide(ex, fn, dtype) -> list[tuple[str, str]]:
 
 
 def traffic(ex, runs) -> list[tuple[str, str]]:
-    """Global loads and stores of every run against the bytes of in and out: each element moved once."""
+    """Global loads and stores (atomics included) of every run against the bytes of in and out: each
+    element moved once (``properties.each_element_once``)."""
+    p = each_element_once()
     for on, run in runs:
-        need = on.rows * on.cols * on.batch * on.itemsize
-        for op, array, verb, done in (("ld", "in", "load", "loaded"), ("st", "out", "store", "stored")):
-            moved = sum(r["bytes"] for r in run.instructions if r["space"] == "global" and r["op"] == op)
-            if moved > need:
-                return [(f"on a {on} matrix the global {verb}s move {moved:,} bytes, {moved / need:.2g} times the "
-                         f"{need:,} bytes of {array}: some elements are {done} more than once", ONCE_HINT)]
+        problem = p.test(run, on)
+        if problem:
+            return [(f"on a {on} matrix {problem}", p.hint_for(on))]
     return []

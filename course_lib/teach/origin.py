@@ -11,7 +11,12 @@ compiled from the course's sources, whatever the route:
   file pasted into a ``%%cuda`` cell), comments and spacing aside;
 - a source that includes a file of the course's kernels/ folder (``#include "tile.cu"`` with
   ``-i "transpose_tile=tile<float, 32, 32, 0>"``), or holds a function whose body is a course
-  kernel's (pasted, renamed; comments and spacing aside);
+  kernel's (pasted, renamed; comments and spacing aside) — also with every name of its own
+  renamed: bodies are compared as token streams whose identifiers are replaced by $0, $1... in
+  order of first use (keywords, types, CUDA's built-ins such as threadIdx and __syncthreads, member
+  names after a dot, and literals are kept), from ``MIN_TOKENS`` tokens on;
+- any file the kernel was compiled from (the PTX's ``.file`` list: an ``#include`` by any path,
+  absolute or through macros) whose content is a course kernel's or a solution's, whatever its name;
 - a solution file, read from its path or with its ``//!`` header, and — in a graded run
   (``solutions.graded()``: nbgrader's autograder, a graded hub) — a source with the solution's
   markers or a comment only the solution has: text copied from kernels/solutions/.
@@ -35,6 +40,13 @@ HINT = ("the exercise is to write this kernel: complete the exercise's %%cuda ce
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]', re.M)
 _FUNCTION = re.compile(r"\b(?:__global__|__device__)\b[^;{}]*?\b(\w+)\s*\([^;{}]*\)\s*(?:const\s*)?\{")
 MIN_BODY = 60          # characters of code (spacing dropped) a body needs before it counts as the course's
+MIN_TOKENS = 40        # tokens a body needs before its renamed form counts as the course's (a copy kernel has ~30)
+_TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|\.\d[\w.]*|<<=|>>=|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||::|[-+*/%&|^]=|\S")
+KEEP = set("""auto bool break case char const constexpr continue default do double else enum extern float for goto
+if inline int long register restrict return short signed sizeof static struct switch typedef typename template
+union unsigned void volatile while size_t true false nullptr reinterpret_cast static_cast const_cast
+threadIdx blockIdx blockDim gridDim warpSize float2 float4 int2 int4 uint2 uint4 double2 half min max
+atomicAdd atomicExch atomicCAS""".split())
 
 
 def normalized(text: str) -> str:
@@ -54,14 +66,41 @@ def bodies(text: str) -> dict[str, str]:
     return out
 
 
+def canonical(body: str) -> tuple:
+    """The body's tokens with its own names replaced by $0, $1... in order of first use; keywords,
+    types, CUDA's built-ins (and any __name), member names after '.' or '->', and literals kept."""
+    out, names = [], {}
+    tokens = _TOKEN.findall(re.sub(r"^[ \t]*#[^\n]*", "", body, flags=re.M))
+    for i, t in enumerate(tokens):
+        if (t[0].isalpha() or t[0] == "_") and t not in KEEP and not t.startswith("__") \
+                and not (i and tokens[i - 1] in (".", "->")):
+            t = names.setdefault(t, f"${len(names)}")
+        out.append(t)
+    return tuple(out)
+
+
+def _raw_bodies(text: str) -> dict[str, str]:
+    """{function name: body text (comments dropped, spacing kept)} of every kernel or device function."""
+    code, out = source.strip_comments(text), {}
+    for m in _FUNCTION.finditer(code):
+        depth, i = 1, m.end()
+        while depth and i < len(code):
+            depth += {"{": 1, "}": -1}.get(code[i], 0)
+            i += 1
+        out.setdefault(m[1], code[m.end():i - 1])
+    return out
+
+
 @lru_cache(maxsize=1)
-def _course_files() -> dict[str, tuple[str, dict]]:
-    """{file name: (normalized text, {kernel name: normalized body})} of kernels/*.cu and *.cuh."""
+def _course_files() -> dict[str, tuple[str, dict, dict]]:
+    """{file name: (normalized text, {kernel: normalized body}, {kernel: canonical tokens})} of kernels/*.cu*."""
     out = {}
     for p in sorted(KERNELS_DIR.glob("*.cu*")):
         text = p.read_text()
         kernels = set(source.kernels(text))
-        out[p.name] = (normalized(text), {k: b for k, b in bodies(text).items() if k in kernels})
+        canon = {k: canonical(b) for k, b in _raw_bodies(text).items() if k in kernels}
+        out[p.name] = (normalized(text), {k: b for k, b in bodies(text).items() if k in kernels},
+                       {k: c for k, c in canon.items() if len(c) >= MIN_TOKENS})
     return out
 
 
@@ -72,6 +111,35 @@ def _solution_texts() -> dict[str, tuple[str, str, set]]:
         body = solutions.body(key)
         out[key] = (solutions.path(key).read_text().splitlines()[0], normalized(body), _own_comments(key, body))
     return out
+
+
+def _included(module) -> list[tuple[Path, str]]:
+    """(path, text) of every file other than the cell that the PTX says the kernel was compiled from."""
+    main = Path(str(getattr(module, "filename", "") or "")).name
+    out = []
+    for path in dict.fromkeys(getattr(module.parsed, "files", {}).values()):
+        p = Path(path)
+        if p.name == main or not p.is_file():
+            continue
+        try:
+            out.append((p, p.read_text(errors="replace")))
+        except OSError:
+            continue
+    return out
+
+
+def _included_content(files, name) -> tuple[str, str] | None:
+    """A file compiled into the kernel whose content is a course kernel file's or a solution's."""
+    for p, text in files:
+        norm = normalized(text)
+        for file, (course, _, _) in _course_files().items():
+            if norm == course:
+                return (f"the cell that defines {name} includes {p}, which holds the course's kernels/{file}",
+                        "write the exercise's kernel yourself, without #include of the course's kernels; " + HINT)
+        for key, (_, body, _) in _solution_texts().items():
+            if norm == body or norm == normalized(solutions.path(key).read_text()):
+                return f"the cell that defines {name} includes {p}, which holds the course's solution of '{key}'", HINT
+    return None
 
 
 def _comments(text: str) -> set[str]:
@@ -94,21 +162,38 @@ def borrowed(fn) -> tuple[str, str] | None:
         return f"{fn.name} is the course's own kernel (course_lib.transposes), not one you wrote", HINT
     code = module.code
     mine = normalized(code)
-    for file, (text, kernels) in _course_files().items():
+    for file, (text, _, _) in _course_files().items():
         if mine == text:
             return f"{name} was compiled from the course's file kernels/{file}, not written by you", HINT
     included = [f for f in _INCLUDE.findall(code) if (KERNELS_DIR / Path(f).name).is_file()]
     if included:
         return (f"the cell that defines {name} includes the course's kernels/{Path(included[0]).name}",
                 "write the exercise's kernel yourself, without #include of the course's kernels; " + HINT)
-    own = bodies(code)
-    for file, (_, kernels) in _course_files().items():
+    files = _included(module)
+    return _included_content(files, name) or _copied_body([code] + [t for _, t in files]) \
+        or _solution_copy(code, mine, name)
+
+
+def _copied_body(texts) -> tuple[str, str] | None:
+    """A function of `texts` whose body is a course kernel's: the same text, or the same with names changed."""
+    own = {}
+    for text in texts:
+        for f, b in _raw_bodies(text).items():
+            own.setdefault(f, b)
+    flat = {f: re.sub(r"\s+", "", b) for f, b in own.items()}
+    canon = {f: canonical(b) for f, b in own.items()}
+    for file, (_, kernels, tokens) in _course_files().items():
         for kernel, body in kernels.items():
-            same = [f for f, b in own.items() if b == body and len(b) >= MIN_BODY]
+            same = [f for f, b in flat.items() if b == body and len(b) >= MIN_BODY]
             if same:
                 return (f"{same[0]} is the course's kernel '{kernel}' of kernels/{file}, copied (renamed or not)",
                         HINT)
-    return _solution_copy(code, mine, name)
+        for kernel, toks in tokens.items():
+            same = [f for f, c in canon.items() if c == toks]
+            if same:
+                return (f"{same[0]} is the course's kernel '{kernel}' of kernels/{file}, its names renamed: "
+                        "the same code token for token", HINT)
+    return None
 
 
 def _solution_copy(code: str, mine: str, name: str) -> tuple[str, str] | None:

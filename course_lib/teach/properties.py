@@ -17,15 +17,36 @@ only decides what counts as "coalesced" or "conflict-free" for a student's kerne
 - no races, no reads of shared memory no thread wrote: as the simulator's racecheck reports them
   (reading a cp.async's destination before its wait is one);
 - cp.async: every global load is one, and they bring all of ``in``.
+- staged in shared memory: every element of ``out`` passed through shared memory. ``runs``
+  simulates the launch a second time with a byte xor-ed into every shared load
+  (``scramble_shared``): an element that came through shared memory is then changed by exactly
+  that byte, one that bypassed it is not, and one computed from shared data without being moved
+  through it (a token ``out = in + tile[0][0]``) is neither; ``run.shared_flow`` holds the counts.
+  Without that second run, touching shared memory at all is what is judged.
+- each element once (:func:`each_element_once`): the global loads move no more bytes than ``in``
+  holds, the stores no more than ``out``; on its own, without one tile per block (a grid-stride
+  loop whose step is ``blockDim.x`` copies every element several times).
+- one tile per block (:func:`one_tile_per_block`): from the owners of a whole run (``blocks``).
 
-It does not run kernels or compare outputs (exercises.check does).
+Atomics count as what they are: each a read and a write of memory (``SimRun.atomics``), judged
+with the loads for coalescing and traffic, and with the stores. Hints may name the exercise's own
+tile, block and element type ({tx}, {ty}, {bx}, {by}, {t}): :func:`judge` fills them in from the
+:class:`Shape` a run moved. It does not run kernels or compare outputs (exercises.check does).
 """
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass
 from typing import Callable
 
-WORD = {"ld": "loads", "st": "stores"}
+from . import blocks
+
+__all__ = ["Shape", "Property", "coalesced", "no_bank_conflicts", "no_races", "no_uninitialized_reads",
+           "uses_shared", "vector_width", "async_copies", "each_element_once", "one_tile_per_block", "hinted",
+           "judge"]
+
+WORD = {"ld": "loads", "st": "stores", "atom": "atomics", "red": "atomics"}
 
 
 @dataclass(frozen=True)
@@ -36,6 +57,9 @@ class Shape:
     itemsize: int
     batch: int = 1
     copy: bool = False
+    tile: tuple | None = None      # (columns, rows) of in one block moves, where the exercise says
+    block: tuple | None = None     # threads per block
+    ctype: str = "float"           # the element's C type, for hints
 
     def __str__(self):
         return (f"{self.batch} x " if self.batch > 1 else "") + f"{self.rows}x{self.cols}"
@@ -53,36 +77,51 @@ class Shape:
 @dataclass(frozen=True)
 class Property:
     """A requirement on a simulated run: `test(run, shape)` returns a problem description, None
-    (satisfied) or False (nothing to judge, e.g. no shared access at all: not listed as passed)."""
+    (satisfied) or False (nothing to judge, e.g. no shared access at all: not listed as passed).
+    `needs` names what the run must have recorded: "owners" (which block touched which element),
+    "flow" (the second run that tells whether out's data passed through shared memory)."""
     name: str
     test: Callable
     hint: str
+    needs: tuple = ()
+
+    def hint_for(self, on) -> str:
+        """The hint with the exercise's tile ({tx} x {ty}), block ({bx} x {by}) and type ({t})."""
+        tx, ty = getattr(on, "tile", None) or (32, 32)
+        bx, by = (getattr(on, "block", None) or (tx, ty))[:2]
+        known = dict(tx=tx, ty=ty, bx=bx, by=by, t=getattr(on, "ctype", "float"))
+        return re.sub(r"\{(\w+)\}", lambda m: str(known.get(m[1], m[0])), self.hint)
 
 
-def _rows(run, space, op):
-    return [r for r in run.instructions if r["space"] == space and r["requests"] and (op is None or r["op"] == op)]
+def _rows(run, space, op, atomics=False):
+    """Rows of `run.instructions` (and, with `atomics`, of `run.atomics`: each a load and a store)."""
+    rows = [r for r in run.instructions if r["space"] == space and r["requests"] and (op is None or r["op"] == op)]
+    return rows + [r for r in getattr(run, "atomics", []) if r["space"] == space and r["requests"]] if atomics else rows
 
 
 def coalesced(op: str) -> Property:
     """Global loads/stores touch no more sectors per request than the bytes they move need."""
     def test(run, on):
-        rows = _rows(run, "global", op)
+        rows = _rows(run, "global", op, atomics=True)
         if not rows:
             return False
         for r in rows:
+            kind = WORD[r["op"]]
             ratio = r["sectors"] / r["requests"]
-            if on.aligned(op):
+            # an atomic may touch in or out: judged by the laxer rule where either's rows are misaligned
+            walk = op if r["op"] == op else next((s for s in ("ld", "st") if not on.aligned(s)), op)
+            if on.aligned(walk):
                 ideal = max(1, r["width"])
                 if ratio > ideal:
-                    return (f"the global {WORD[op]} on line {r['line']} touch {ratio:.1f} sectors per request; "
+                    return (f"the global {kind} on line {r['line']} touch {ratio:.1f} sectors per request; "
                             f"{ideal} would be coalesced ({r['width']}-byte accesses by a warp)")
             else:
                 per = r["bytes"] / r["requests"]
                 allowed = per / 32 + 2 * max(1.0, per / 128)
                 if ratio > allowed:
-                    return (f"the global {WORD[op]} on line {r['line']} touch {ratio:.1f} sectors per request; "
+                    return (f"the global {kind} on line {r['line']} touch {ratio:.1f} sectors per request; "
                             f"a coalesced warp needs at most {allowed:.1f} here (rows of "
-                            f"{on.row_bytes(op)} bytes do not start on 32-byte sectors)")
+                            f"{on.row_bytes(walk)} bytes do not start on 32-byte sectors)")
         return None
     side = "read rows of in" if op == "ld" else "write rows of out"
     return Property(f"global {WORD[op]} coalesced", test,
@@ -106,7 +145,7 @@ def no_bank_conflicts(op: str | None = None) -> Property:
                          f"conflicts in all)" for (n, o), (w, q, c) in sorted(bad.items())) or None
     return Property(f"no bank conflicts on shared {WORD.get(op, 'loads and stores')}", test,
                     "threads of a warp reading a column hit one bank: pad each row of the tile "
-                    "([32][32 + 1]) so that consecutive rows start in different banks")
+                    "([{ty}][{tx} + 1]) so that consecutive rows start in different banks")
 
 
 def no_races() -> Property:
@@ -132,10 +171,28 @@ def no_uninitialized_reads() -> Property:
 
 
 def uses_shared() -> Property:
+    """Every element of out passed through shared memory (judged from ``run.shared_flow`` when the
+    run has one: see the module's docstring), or at least the kernel touches shared memory."""
     def test(run, on):
-        return None if _rows(run, "shared", None) else "the kernel never touches shared memory"
+        if not _rows(run, "shared", None, atomics=True):
+            return "the kernel never touches shared memory"
+        flow = getattr(run, "shared_flow", None)
+        if flow is None:
+            return None
+        through, bypassed, mixed = flow
+        total = through + bypassed + mixed
+        if bypassed or mixed:
+            how = []
+            if bypassed:
+                how.append(f"{bypassed:,} reach out unchanged when every shared-memory load is changed")
+            if mixed:
+                how.append(f"{mixed:,} are computed from shared data without being moved through it")
+            return (f"{bypassed + mixed:,} of the {total:,} elements of out do not pass through shared memory: "
+                    + "; ".join(how))
+        return None
     return Property("stages the tile in shared memory", test,
-                    "declare __shared__ float tile[32][32]; write it from in, then read it to write out")
+                    "declare __shared__ {t} tile[{ty}][{tx}]; write it from in, then read it to write out",
+                    ("flow",))
 
 
 def vector_width(nbytes: int = 16, op: str | None = None) -> Property:
@@ -171,15 +228,52 @@ def async_copies() -> Property:
                     "tile[r][c] = in[...]; then __pipeline_commit() and __pipeline_wait_prior(0)")
 
 
+def each_element_once() -> Property:
+    """The global loads (atomics included) move no more bytes than `in` holds, the stores (atomics
+    included) no more than `out`: no element moved twice. No parameters: the bytes of the shape."""
+    def test(run, on):
+        need = on.rows * on.cols * on.batch * on.itemsize
+        atoms = [r for r in getattr(run, "atomics", []) if r["space"] == "global"]
+        for op, array, verb, done in (("ld", "in", "load", "loaded"), ("st", "out", "store", "stored")):
+            moved = sum(r["bytes"] for r in _rows(run, "global", op)) + sum(r["bytes"] for r in atoms)
+            if moved > need:
+                why = ""
+                if atoms:
+                    a = atoms[0]
+                    why = (f" (the atomics on line {a['line']}, `{a['text'].split()[0]}`, count too: an atomic "
+                           f"reads and writes the element it touches, a load and a store in one)")
+                return (f"the global {verb}s move {moved:,} bytes, {moved / need:.2g} times the {need:,} bytes of "
+                        f"{array}: some elements are {done} more than once{why}")
+        return None
+    return Property("each element loaded and stored once", test,
+                    "each element of in is loaded once and each element of out stored once: check the loop bounds "
+                    "and steps (a grid-stride loop steps by gridDim.x * blockDim.x, a loop over the rows of a tile "
+                    "by blockDim.y), that no two threads or blocks move the same element, and use plain loads and "
+                    "stores (in[i], out[i] = v), not atomics")
+
+
+def one_tile_per_block(tile: tuple | None = None) -> Property:
+    """Each block of the launch moves one whole tile, any one-to-one mapping of blocks to tiles;
+    judged on every block (``blocks``). `tile`: (columns, rows) of in per block; None: the
+    exercise's (``Exercise.tile``, which the checker puts in ``Shape.tile``)."""
+    def test(run, on):
+        return blocks.one_tile(run, dataclasses.replace(on, tile=tuple(tile)) if tile else on)
+    return Property("one tile per block", test,
+                    "spread the work over the grid the launch implies: each block moves one whole {tx}x{ty} tile "
+                    "(which one is yours to choose, each tile by one block) and no block does another's (no loop "
+                    "over tiles, no early return for all blocks but one)", ("owners",))
+
+
 def hinted(p: Property, hint: str) -> Property:
     """The same property with a lesson's own hint."""
-    return Property(p.name, p.test, hint)
+    return dataclasses.replace(p, hint=hint)
 
 
 def judge(properties, runs) -> list[tuple[Property, str | None]]:
     """Each property over `runs` ([(Shape, SimRun)]): (property, problem) where problem is None when
     it held on every shape, or the first failing shape's description (other failing shapes named).
-    Properties with nothing to judge on any shape are left out."""
+    Properties with nothing to judge on any shape are left out; a failing one's hint is filled in
+    with the failing shape's tile, block and type."""
     out = []
     for p in properties:
         verdicts = [(on, p.test(run, on)) for on, run in runs]
@@ -187,7 +281,7 @@ def judge(properties, runs) -> list[tuple[Property, str | None]]:
         if failed:
             (on, v), rest = failed[0], failed[1:]
             also = f" (also on {', '.join(str(s) for s, _ in rest)})" if rest else ""
-            out.append((p, f"on {on}: {v}{also}"))
+            out.append((dataclasses.replace(p, hint=p.hint_for(on)), f"on {on}: {v}{also}"))
         elif any(v is None for _, v in verdicts):
             out.append((p, None))
     return out

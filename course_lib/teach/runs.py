@@ -16,6 +16,7 @@ report text beyond each problem's (what, hint).
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -25,30 +26,35 @@ from ..errors import KernelError, SimulationLimit
 from ..kernel.module import Function, Template
 from ..transposes import verify
 from ..transposes.data import poisoned
-from . import origin
+from . import origin, sensors, simulated
 from .exercise import expected, input_for, output_for
+from .simulated import LIMITS, SLOW_HINT
 
 BOUNDS = "check the bounds tests: every index must stay inside in and out"
-# a check stays within seconds: per batch of blocks (steps, wall clock), and for a whole launch (thread-steps,
-# about 6 s at the simulator's pace; a correct kernel of the course's shapes needs under 1% of it)
-LIMITS = dict(max_steps=50_000, timeout=4.0, max_work=2 * 10**9)
-SLOW_HINT = ("a transpose needs only a few elements per thread: spread the work over the grid the launch implies "
-             "(one tile per block, each thread a few elements of it) instead of a few threads looping over the "
-             "matrix")
+
+
+def needs(ex) -> set:
+    """What the runs must record for the exercise's properties (``Property.needs``; own_tiles: owners)."""
+    return {n for p in ex.properties for n in getattr(p, "needs", ())} | ({"owners"} if ex.own_tiles else set())
 
 
 def run_shapes(ex, fn, dtype, seed):
-    """([(Shape, SimRun)], [(Shape, (what, hint))] wrong results, [(Shape, (what, hint))] stopped runs)."""
+    """([(Shape, SimRun)], [(Shape, (what, hint))] wrong results, [(Shape, (what, hint))] stopped runs).
+    Each Shape carries the exercise's tile, block and element type; each run records what the
+    exercise's properties need (``needs``): its owners, and for a right result its shared_flow."""
     runs, wrong, crashes = [], [], []
+    wanted = needs(ex)
     for i, shape in enumerate(ex.shapes):
         a, on = input_for(ex, shape, dtype, seed + i)
+        on = dataclasses.replace(on, tile=tuple(ex.tile) if ex.tile else None, block=tuple(ex.block),
+                                 ctype=C_NAME[np.dtype(dtype)])
         out = output_for(ex, a)
         grid, block = ex.launch(on.rows, on.cols, on.batch)
         try:
-            run = fn.simulate(grid, block, (out, a, np.int32(on.rows), np.int32(on.cols)), check_races=True,
-                              progress=False, **LIMITS)
+            run = simulated.launch(fn, grid, block, (out, a, np.int32(on.rows), np.int32(on.cols)),
+                                   owners="owners" in wanted)
         except SimulationLimit as exc:                 # every other shape would hit the limit too: stop
-            crashes.append((on, stopped(ex, fn, dtype, exc)))
+            crashes.append((on, stopped(ex, fn, dtype, exc, on)))
             break
         except KernelError as exc:
             where = f" (line {exc.line})" if exc.line and f"line {exc.line}" not in exc.message else ""
@@ -63,15 +69,17 @@ def run_shapes(ex, fn, dtype, seed):
         problem = diagnose(ex, out, a, run)
         if problem:
             wrong.append((on, problem))
+        elif "flow" in wanted:
+            run.shared_flow = simulated.shared_flow(fn, grid, block, a, expected(ex, a), output_for(ex, a))
     return runs, wrong, crashes
 
 
-def stopped(ex, fn, dtype, exc) -> tuple[str, str]:
+def stopped(ex, fn, dtype, exc, shape=None) -> tuple[str, str]:
     """(what, hint) for a run the simulator stopped. A loop still running is called endless only
     when the kernel does not finish on the exercise's tiny shape either; if it does, it is slow."""
     message = exc.message + (f" (line {exc.line})" if exc.line and f"line {exc.line}" not in exc.message else "")
     if getattr(exc, "reason", "") == "work":          # the first blocks' pace, projected over the launch
-        return f"the kernel is too slow: {message.split(' The simulator')[0]}", SLOW_HINT
+        return simulated.too_slow(ex, shape, exc, fn)
     if getattr(exc, "reason", "") != "loop":
         return message, exc.hint or SLOW_HINT
     a, on = input_for(ex, ex.tiny, dtype, 0)
@@ -87,7 +95,8 @@ def stopped(ex, fn, dtype, exc) -> tuple[str, str]:
     where = f"the loop at {loop[1]} had run {loop[2]} times" if loop else "a loop was"
     return (f"the kernel is too slow: {where} and was still running when the simulator stopped it "
             f"(max_steps={LIMITS['max_steps']:,} steps or {LIMITS['timeout']:g} s per batch of blocks), yet on a "
-            f"{on} matrix it ends: it is not stuck, it does far too much work per thread", SLOW_HINT)
+            f"{on} matrix it ends: it is not stuck, it does far too much work per thread"
+            + (f" ({simulated.implied(ex, shape)})" if shape is not None else ""), SLOW_HINT)
 
 
 def diagnose(ex, out, a, run=None):
@@ -218,9 +227,9 @@ def find_kernel(ex, kernel, report):
         report.problems.append((f"{kernel!r} is not a compiled kernel",
                                 f"pass the name the %%cuda cell bound, e.g. check('{ex.key}', {ex.kernel})"))
         return None
-    borrowed = origin.borrowed(kernel)
-    if borrowed:
-        report.problems.append(borrowed)
+    refused = origin.borrowed(kernel) or sensors.reads_clock(kernel)
+    if refused:
+        report.problems.append(refused)
         return None
     sig = kernel.signature or []
     shape_ok = len(sig) == 4 and sig[0].pointer and sig[1].pointer and not sig[2].pointer and not sig[3].pointer
