@@ -95,6 +95,8 @@ def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shap
             report.passed.append(p.name)
     if correct and ex.own_tiles:
         report.problems += _honest(ex, fn, dtype, runs, seed)
+    elif correct and ex.once:               # any launch (a grid-stride loop): each element moved once
+        report.problems += footprint.traffic(ex, runs)
     if correct and ((gpu is None and gpu_module.available()) or gpu):
         run_on_gpu(ex, fn, dtype, report, seed)
     if report.ok and not solutions.graded():
@@ -174,6 +176,6 @@ def reveal(key: str, give_up: bool = False) -> Revealed:
                              "yours.", False)
     if solutions.directory() is None:
         return Revealed(key, f"Your kernel passed. The course's solution is not installed with the course (the "
-                             f"solutions stay with instructors); to compare, see kernels/solutions/{key}.cu in the "
-                             f"course's repository: {solutions.REPO_URL}/{key}.cu", False)
+                             f"solutions stay with instructors); to compare, see exercises/{key}/solution.cu in the "
+                             f"course's repository: {solutions.REPO_URL}/{key}/solution.cu", False)
     return Revealed(key, solved(body(key)), True)

@@ -68,7 +68,7 @@ def test_every_exercise_has_its_stub_cell_checker_and_reveal_in_its_notebook():
         assert not I.solution_cells(nb, p.name), f"{p.name} holds solution markers: notebooks/ is what students open"
         for ec in I.exercise_cells(nb, p.name):
             found[ec.key] = ec
-            assert I.cell_state(nb, ec) == "stub", f"{ec}: not the stub of kernels/solutions/{ec.key}.cu"
+            assert I.cell_state(nb, ec) == "stub", f"{ec}: not the stub of exercises/{ec.key}/solution.cu"
             assert ec.check_index is not None, f"{ec}: no exercises.check cell after it"
             assert f'cl.exercises.reveal("{ec.key}")' in nb.cells[ec.check_index + 1].source, f"{ec}: no reveal cell"
     assert set(found) == set(E.EXERCISES) == set(solutions.keys())
@@ -296,6 +296,8 @@ def test_colab_install_from_a_fresh_clone_gives_an_importable_course(tmp_path):
              "print('ok', p)")
     env = dict(os.environ, COURSE_LIB_BACKEND="sim")
     assert not list(target.glob("course_lib/kernels/solutions*")) and list(target.glob("course_lib/kernels/*.cu"))
+    assert not list(target.glob("course_lib/exercise_files/*/solution.cu"))
+    assert len(list(target.glob("course_lib/exercise_files/*/stub.cu"))) == len(E.EXERCISES)
     installed = subprocess.run([sys.executable, "-c", probe, str(target), "installed"], env=dict(env, PYTHONPATH=str(target)),
                                capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert installed.returncode == 0 and "ok" in installed.stdout, installed.stderr[-2000:]

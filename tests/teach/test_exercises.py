@@ -26,7 +26,7 @@ def _kernel(source, name):
 def _mutate(key, pairs):
     src = SOL[key]
     for old, new in zip(pairs[::2], pairs[1::2]):
-        assert old in src, f"{key}: {old!r} is not in kernels/solutions/{key}.cu"
+        assert old in src, f"{key}: {old!r} is not in exercises/{key}/solution.cu"
         src = src.replace(old, new)
     return src
 
@@ -309,7 +309,7 @@ def test_reveal_shows_the_solution_only_after_a_pass_and_only_in_self_study(monk
     monkeypatch.delenv("COURSE_LIB_GRADED")
     monkeypatch.setattr(solutions, "SOLUTIONS_DIR", solutions.SOLUTIONS_DIR / "nowhere")   # an installed wheel
     elsewhere = E.reveal("column_read")
-    assert not elsewhere.shown and "kernels/solutions/column_read.cu" in repr(elsewhere)
+    assert not elsewhere.shown and "exercises/column_read/solution.cu" in repr(elsewhere)
     assert solutions.keys() == [] and solutions.directory() is None
     with pytest.raises(KeyError, match="stay with instructors"):
         solutions.body("column_read")

@@ -1,6 +1,6 @@
 //! Exercise 'async_tile' (12_async_copies_and_tma.ipynb): the instructor's version of the exercise's %%cuda cell.
 //! The notebook holds this file without the //! lines and with each BEGIN/END SOLUTION block
-//! replaced by its //> stub lines; cl.exercises.reveal('async_tile') shows the solution.
+//! replaced by its //> stub lines (stub.cu beside it, generated). Instructor-only: never in the wheel.
 #include <cuda_pipeline.h>
 
 __global__ void transpose_async(float* out, const float* in, int rows, int cols)

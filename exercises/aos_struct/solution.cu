@@ -1,6 +1,6 @@
 //! Exercise 'aos_struct' (08_aos_struct_loading.ipynb): the instructor's version of the exercise's %%cuda cell.
 //! The notebook holds this file without the //! lines and with each BEGIN/END SOLUTION block
-//! replaced by its //> stub lines; cl.exercises.reveal('aos_struct') shows the solution.
+//! replaced by its //> stub lines (stub.cu beside it, generated). Instructor-only: never in the wheel.
 //! Why I = 40: with k = n, NVRTC 13.0's ptxas for sm_90 turns each lane's 40 loads into ten LDS.128
 //! (its row is a multiple of 16 bytes), and 16-byte loads leave P / 4 = 2-way conflicts; Giles's
 //! k = n + n / 160 is 40 conflict-free LDS. For I = 4, 6 or 12 the vectors alone remove them.

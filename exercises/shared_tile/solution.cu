@@ -1,6 +1,6 @@
 //! Exercise 'shared_tile' (04_shared_memory_tiles.ipynb): the instructor's version of the exercise's %%cuda cell.
 //! The notebook holds this file without the //! lines and with each BEGIN/END SOLUTION block
-//! replaced by its //> stub lines; cl.exercises.reveal('shared_tile') shows the solution.
+//! replaced by its //> stub lines (stub.cu beside it, generated). Instructor-only: never in the wheel.
 __global__ void transpose_tile(float* out, const float* in, int rows, int cols)
 {
     __shared__ float tile[32][32];

@@ -1,6 +1,6 @@
 //! Exercise 'padded_tile' (05_bank_conflicts.ipynb): the instructor's version of the exercise's %%cuda cell.
 //! The notebook holds this file without the //! lines and with each BEGIN/END SOLUTION block
-//! replaced by its //> stub lines; cl.exercises.reveal('padded_tile') shows the solution.
+//! replaced by its //> stub lines (stub.cu beside it, generated). Instructor-only: never in the wheel.
 __global__ void transpose_padded(float* out, const float* in, int rows, int cols)
 {
     // BEGIN SOLUTION
