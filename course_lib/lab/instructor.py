@@ -6,7 +6,7 @@
     python -m course_lib instructor nbgrader --out COURSE [--points N] [NOTEBOOK...]
 
 notebooks/ holds the student notebooks: each exercise cell is the stub of its solution file,
-kernels/solutions/<key>.cu (course_lib.solutions). ``build`` writes DIR/instructor (every exercise
+exercises/<key>/solution.cu (course_lib.solutions). ``build`` writes DIR/instructor (every exercise
 cell with its solution put back, markers and all, then executed on the simulator so the outputs
 show the solutions passing; ``--no-execute`` skips that) and DIR/student (the notebooks as they
 are: any BEGIN/END SOLUTION block an author left in a cell is replaced by its stub, and outputs
@@ -149,7 +149,7 @@ def sync_stubs(nb, name="") -> list[str]:
     for ec in exercise_cells(nb, name):
         if cell_state(nb, ec) == "edited":
             nb.cells[ec.index].source = f"{ec.magic}\n{solutions.stub(ec.key)}"
-            changed.append(f"{ec}: set to the stub of kernels/solutions/{ec.key}.cu")
+            changed.append(f"{ec}: set to the stub of exercises/{ec.key}/solution.cu")
     return changed
 
 
@@ -159,7 +159,7 @@ def _exercise_cell_problems(nb, name) -> list[str]:
         if cell_state(nb, ec) == "edited":
             body = solutions.split_cell(nb.cells[ec.index].source)[1]
             diff = list(difflib.unified_diff(solutions.stub(ec.key).splitlines(), body.splitlines(),
-                                             f"stub of kernels/solutions/{ec.key}.cu", "the cell", lineterm="", n=0))
+                                             f"stub of exercises/{ec.key}/solution.cu", "the cell", lineterm="", n=0))
             problems.append(f"{ec}: the cell is not the stub of its solution file (edit the file, then "
                             "--sync-stubs):\n" + "\n".join(diff[2:12]))
         if ec.check_index is None:
@@ -215,7 +215,7 @@ def main(argv=None) -> int:
     c = sub.add_parser("check", help="Colab cell, badge and exercises of each notebook")
     c.add_argument("--fix-urls", action="store_true", help=f"set badge and clone URL to {course_lab.COURSE_REPO}")
     c.add_argument("--sync-stubs", action="store_true",
-                   help="rewrite exercise cells as the stubs of their kernels/solutions/ files")
+                   help="rewrite exercise cells as the stubs of their exercises/*/solution.cu (and write stub.cu)")
     c.add_argument("--fix-metadata", action="store_true", help="store the kernelspec JupyterLab writes (outputs untouched)")
     c.add_argument("--fix-colab", action="store_true", help="make the colab-install cell course_lab.colab_install_cell()")
     g = sub.add_parser("nbgrader", help="write an nbgrader course (source layout, autograded test cells)")

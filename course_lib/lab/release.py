@@ -6,7 +6,7 @@
     build(paths, "build/release")                    # writes student/ and instructor/ (executed)
 
 An exercise cell is the ``%%cuda`` cell of notebook NN that defines the kernel of an exercise of
-lesson NN; in notebooks/ its body is the stub of kernels/solutions/<key>.cu (course_lib.solutions),
+lesson NN; in notebooks/ its body is the stub of exercises/<key>/solution.cu (course_lib.solutions),
 in an instructor copy the file's body with its BEGIN/END SOLUTION markers. A solution line is a line
 (its code part, 8+ characters) that only a solution holds: a student copy must show none, in cell
 sources, stored outputs or saved widget state, unless the student's notebook shows it anyway
@@ -116,7 +116,7 @@ def instructor_notebook(nb, name=""):
     for ec in exercise_cells(nb, name):
         state = cell_state(nb, ec)
         if state == "edited":
-            raise BuildError(f"{ec}: the cell is neither the stub nor the solution of kernels/solutions/{ec.key}.cu; "
+            raise BuildError(f"{ec}: the cell is neither the stub nor the solution of exercises/{ec.key}/solution.cu; "
                              "edit the file, then `python -m course_lib instructor check --sync-stubs` rewrites the cell")
         cell = out.cells[ec.index]
         cell.source = f"{ec.magic}\n{solutions.body(ec.key)}"

@@ -32,6 +32,7 @@ import warnings
 import numpy as np
 
 from .. import gpu as gpu_module
+from .. import transposes
 from ..errors import ArgumentError, KernelError, NotFound, SimulationLimit  # noqa: F401  (this module's API)
 from .exercise import Exercise, Report, expected, input_for, output_for  # noqa: F401
 from .exercise_list import EXERCISES, define  # noqa: F401
@@ -159,9 +160,10 @@ def _dtype(ex, fn):
 
 
 def reveal(key: str, give_up: bool = False) -> Revealed:
-    """The course's solution of exercise `key`, to compare with yours once your kernel passed
-    ``cl.exercises.check`` in this session, in self-study. In a graded run (``solutions.graded()``)
-    it is never shown, and ``give_up=True`` (kept so old notebooks run) shows nothing either.
+    """The course kernel that solves exercise `key` (the one its lesson shows next, with its listing),
+    to compare with yours once your kernel passed ``cl.exercises.check`` in this session, in self-study.
+    Never the solution file: a student repository has none. In a graded run (``solutions.graded()``)
+    nothing is shown, and ``give_up=True`` (kept so old notebooks run) shows nothing either.
 
         cl.exercises.reveal("padded_tile")                 # after check passed
     """
@@ -174,8 +176,10 @@ def reveal(key: str, give_up: bool = False) -> Revealed:
                              f"cl.exercises.check('{key}', {ex.kernel}) — read the checker's hints, they say what "
                              "to change. Once it passes, this cell shows the course's solution to compare with "
                              "yours.", False)
-    if solutions.directory() is None:
-        return Revealed(key, f"Your kernel passed. The course's solution is not installed with the course (the "
-                             f"solutions stay with instructors); to compare, see exercises/{key}/solution.cu in the "
-                             f"course's repository: {solutions.REPO_URL}/{key}/solution.cu", False)
-    return Revealed(key, solved(body(key)), True)
+    if not ex.reveal or ex.reveal not in transposes.SPECS:
+        return Revealed(key, f"Your kernel passed. Exercise '{key}' names no course kernel to compare with "
+                             "(reveal = \"NAME\" in its exercise.toml).", False)
+    spec = transposes.SPECS[ex.reveal]
+    title = (f"Your kernel passed. The course's version: `{ex.reveal}` — {spec.title} "
+             f"(kernels/{spec.file}, cl.transposes.kernel(\"{ex.reveal}\"))")
+    return Revealed(key, transposes.kernel(ex.reveal).source, True, title)

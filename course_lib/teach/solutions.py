@@ -205,7 +205,7 @@ class Revealed:
     title: str = ""
 
     def __repr__(self):
-        return self.text
+        return f"{self.title}\n\n{self.text}" if self.title else self.text
 
     def _repr_markdown_(self):
         if not self.shown:

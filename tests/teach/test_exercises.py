@@ -292,7 +292,7 @@ def test_checker_answers_instead_of_raising_for_wrong_objects():
     assert "stopped the kernel" in text and "also on" not in text       # one shape is enough to say so
 
 
-def test_reveal_shows_the_solution_only_after_a_pass_and_only_in_self_study(monkeypatch):
+def test_reveal_shows_the_course_kernel_only_after_a_pass_and_only_in_self_study(monkeypatch):
     E.PASSED.discard("column_read")
     for asked in (E.reveal("column_read"), E.reveal("column_read", give_up=True)):   # giving up shows nothing
         assert not asked.shown and "stays hidden until your kernel passes" in repr(asked)
@@ -300,21 +300,26 @@ def test_reveal_shows_the_solution_only_after_a_pass_and_only_in_self_study(monk
     assert not E.check("column_read", _kernel(solutions.stub("column_read"), "transpose_col")).ok
     assert not E.reveal("column_read").shown                              # a failed check reveals nothing
     assert E.check("column_read", _kernel(SOL["column_read"], "transpose_col")).ok
-    shown = E.reveal("column_read")
-    assert shown.shown and "int r = blockIdx.y * 32 + threadIdx.x;" in repr(shown)
-    assert "SOLUTION" not in repr(shown) and "//>" not in repr(shown) and "```cuda" in shown._repr_markdown_()
+    course = cl.transposes.kernel(E.get("column_read").reveal).source     # naive_col, notebook 03's next listing
+    for where in ("checkout", "installed"):                               # the same without solution files
+        shown = E.reveal("column_read")
+        assert shown.shown and course in repr(shown) and "naive_col" in repr(shown)
+        assert "int r = blockIdx.y * 32 + threadIdx.x;" not in repr(shown)    # never the solution file
+        assert "SOLUTION" not in repr(shown) and "```cuda" in shown._repr_markdown_()
+        monkeypatch.setattr(solutions, "SOLUTIONS_DIR", solutions.SOLUTIONS_DIR / "nowhere")   # an installed wheel
+    assert solutions.keys() == [] and solutions.directory() is None
+    assert solutions.stub("column_read") == strip_solutions_of("column_read")   # stub.cu stands in
+    with pytest.raises(KeyError, match="stay with instructors"):
+        solutions.body("column_read")
     monkeypatch.setenv("COURSE_LIB_GRADED", "1")                          # a graded release: never
     graded = E.reveal("column_read")
     assert not graded.shown and "graded release" in repr(graded) and "blockIdx" not in repr(graded)
-    monkeypatch.delenv("COURSE_LIB_GRADED")
-    monkeypatch.setattr(solutions, "SOLUTIONS_DIR", solutions.SOLUTIONS_DIR / "nowhere")   # an installed wheel
-    elsewhere = E.reveal("column_read")
-    assert not elsewhere.shown and "exercises/column_read/solution.cu" in repr(elsewhere)
-    assert solutions.keys() == [] and solutions.directory() is None
-    with pytest.raises(KeyError, match="stay with instructors"):
-        solutions.body("column_read")
     with pytest.raises(KeyError, match="no exercise"):
         E.reveal("nope")
+
+
+def strip_solutions_of(key):
+    return E.strip_solutions(SOL[key])
 
 
 def test_strip_solutions_convention():
