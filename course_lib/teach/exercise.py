@@ -52,6 +52,7 @@ class Exercise:
     question: str = ""                 # the question the notebook shows (markdown)
     reveal: str = ""                   # the course kernel reveal() shows after a pass, in self-study
     params: tuple = ()                 # this variant's parameters, sorted (name, value) pairs
+    variant: str = ""                  # how it differs from the default variant ("" for the default)
 
     def launch(self, rows: int, cols: int, batch: int = 1) -> tuple:
         if self.grid is not None:
@@ -64,7 +65,11 @@ class Exercise:
         out = "rows x cols" if self.copy else "cols x rows"
         batched = any(len(s) == 3 for s in self.shapes)
         grid = self._grid_words(batched)
-        lines = [f"Exercise '{self.key}' (notebook {self.lesson}): {self.title}",
+        lines = [f"Exercise '{self.key}' (notebook {self.lesson}): {self.title}"]
+        if self.variant:
+            lines.append(f"  YOUR VARIANT: {self.variant} (the notebook's cell is the default: adapt it; "
+                         f"cl.exercises.stub('{self.key}') prints your starting kernel)")
+        lines += [
                  f"  write: __global__ void {self.kernel}({t}* out, const {t}* in, int rows, int cols)"
                  f"   // in: rows x cols, out: {out}",
                  f"  launch: blocks of {self.block[0]}x{self.block[1]} threads, {grid}",

@@ -48,32 +48,57 @@ from .properties import (  # noqa: F401
     uses_shared,
     vector_width,
 )
-from . import footprint, solutions
+from . import footprint, solutions, variants
 from .runs import find_kernel, run_on_gpu, run_shapes
 from .solutions import Revealed, body, has_solution, solved, strip_solutions  # noqa: F401
 
 PASSED: set[str] = set()       # exercises whose check passed in this Python session
 
 
-def get(key: str) -> Exercise:
-    """The exercise named `key`; its repr tells the student what to write.  get("vectorized")"""
+def get(key: str, student: str | None = None) -> Exercise:
+    """The exercise named `key`, as this student's variant (``variants``: the default in self-study);
+    its repr tells the student what to write.  get("vectorized")"""
     if isinstance(key, str) and key in EXERCISES:
-        return EXERCISES[key]
+        return variants.exercise(key, student)
     close = difflib.get_close_matches(str(key), list(EXERCISES), n=2)
     raise NotFound(f"no exercise {key!r}", hint=(f"did you mean {' or '.join(map(repr, close))}? " if close else "")
                    + f"the exercises: {', '.join(EXERCISES)}")
 
 
+def variant(key: str, student: str | None = None) -> Exercise:
+    """The concrete Exercise `student` is asked for (default: whoever ``student_id`` names now).
+
+        exercises.variant("padded_tile", "alice")     # alice's tile, type and launch
+    """
+    return get(key, student)
+
+
+def student(student_id: str | None = None) -> str | None:
+    """Check this session's exercises as `student_id`'s variants; with no argument, say whose apply now
+    (a grader's id always wins over the notebook's).  cl.exercises.student("alice")"""
+    if student_id is not None:
+        variants.set_student(student_id)
+    return variants.student_id()
+
+
+def stub(key: str, student: str | None = None) -> str:
+    """The starting kernel of this student's variant of `key` (the notebook's cell for the default)."""
+    ex = get(key, student)
+    return solutions.stub(key, dict(ex.params) or None)
+
+
 # ---------------------------------------------------------------------------- checking
 
-def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shapes=None) -> Report:
+def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shapes=None,
+          student: str | None = None) -> Report:
     """Run the student's kernel on every shape of the exercise (or `shapes`), judge every property
-    on every shape; return a Report (never raises for a wrong kernel).
+    on every shape; return a Report (never raises for a wrong kernel). A key checks the variant of
+    `student` (default: whoever ``student()`` names; the default variant in self-study).
 
         exercises.check("padded_tile", transpose_padded)
         exercises.check("padded_tile", transpose_padded, shapes=[(33, 70), (200, 31)])
     """
-    ex = get(exercise) if isinstance(exercise, str) else exercise
+    ex = get(exercise, student) if isinstance(exercise, str) else exercise
     if shapes is not None:
         ex = dataclasses.replace(ex, shapes=_shapes(ex, shapes))
     report = Report(ex.key)
@@ -138,7 +163,7 @@ def _honest(ex, fn, dtype, runs, seed) -> list:
     return problems
 
 
-def grade(exercise, kernel=None, *, shapes=None) -> None:
+def grade(exercise, kernel=None, *, shapes=None, student: str | None = None) -> None:
     """An autograder's test (nbgrader's grade cell): print the checker's report, then raise
     AssertionError unless every check passed. Warnings and stderr go to stdout, so that only a
     failed check costs the points (nbgrader gives none to a cell that writes to stderr).
@@ -147,7 +172,7 @@ def grade(exercise, kernel=None, *, shapes=None) -> None:
     """
     with warnings.catch_warnings(), contextlib.redirect_stderr(sys.stdout):
         warnings.simplefilter("ignore")
-        report = check(exercise, kernel, shapes=shapes)
+        report = check(exercise, kernel, shapes=shapes, student=student)
     print(repr(report))
     if not report.ok:
         raise AssertionError(f"{report.exercise}: {len(report.problems)} problem(s), listed above with hints")

@@ -169,6 +169,14 @@ def body(key: str, params=None) -> str:
     return spec.render(_cell(path(key).read_text()), _params(key, params))
 
 
+def file_text(key: str, params=None) -> str:
+    """The solution file as the variant `params` renders it, //! lines included (what a student who
+    pasted the file of a checkout would compile)."""
+    lines = path(key).read_text().splitlines(keepends=True)
+    head = [line for line in lines if line.startswith(DOC)]
+    return "".join(head) + spec.render("".join(lines[len(head):]), _params(key, params))
+
+
 def stub(key: str, params=None) -> str:
     """The student's cell body (what notebooks/ holds): from the solution where it is kept, else stub.cu."""
     if directory() is not None and (directory() / key / spec.SOLUTION).exists():

@@ -36,6 +36,7 @@ from .exercise import Exercise
 TOML, SOLUTION, STUB = "exercise.toml", "solution.cu", "stub.cu"
 KINDS = ("tile", "batched", "grid-stride", "custom")
 _PARAM = re.compile(r"\b([A-Z][A-Z0-9_]*)\b")
+_BRACED = re.compile(r"\{([A-Z0-9_ +*/()-]*[A-Z][A-Z0-9_ +*/()-]*)\}")     # {TILE}, {2 * BY}, {TILE / BY}
 # property factories by name: properties.__all__ where it is declared, else every public factory
 _FACTORIES = ("coalesced", "no_bank_conflicts", "no_races", "no_uninitialized_reads", "uses_shared",
               "vector_width", "async_copies")
@@ -62,10 +63,28 @@ def defaults(data: dict) -> dict:
 
 
 def render(text: str, params: dict) -> str:
-    """`text` with every upper-case identifier that names a parameter replaced by its value."""
+    """Code (.cu files): each {NAME} or {expression of NAMEs} (render_text), then every upper-case
+    identifier that names a parameter, replaced by its value."""
     if not params:
         return text
-    return _PARAM.sub(lambda m: str(params[m[1]]) if m[1] in params else m[1], text)
+    return _PARAM.sub(lambda m: str(params[m[1]]) if m[1] in params else m[1], render_text(text, params))
+
+
+def render_text(text: str, params: dict) -> str:
+    """Prose (title, note, question, hints): each {NAME} of a parameter, or {arithmetic of them}
+    ({2 * BY}, {TILE / BY}: / rounds up), replaced by its value; other braces are left alone."""
+    def one(m):
+        names = set(_PARAM.findall(m[1]))
+        if not names or not names <= set(params):
+            return m[0]
+        expr = _PARAM.sub(lambda n: str(params[n[1]]), m[1])
+        if len(names) == 1 and m[1].strip() in params:
+            return str(params[m[1].strip()])
+        try:
+            return str(_eval(_parse(expr), {}))
+        except (ValueError, KeyError, TypeError):
+            return m[0]
+    return _BRACED.sub(one, text) if params else text
 
 
 def load(folder: Path, params: dict | None = None) -> Exercise:
@@ -91,20 +110,22 @@ def _build(key: str, data: dict, values: dict, where: str) -> Exercise:
     grid_text = tuple(render(str(g), values) for g in launch.get("grid", ()))
     if kind in ("grid-stride", "custom") and not grid_text:
         raise ValueError(f"launch.kind = {kind!r} needs launch.grid, e.g. grid = [\"8\"] or [\"cols / 32\", \"rows / 8\"]")
-    dtypes = tuple(np.dtype(render(d, values)).type for d in data.get("dtypes", ["float32"]))
-    txt = lambda name: render(data.get(name, ""), values).strip()                     # noqa: E731
+    dtypes = tuple(_dtype(render(d, values)) for d in data.get("dtypes", [values.get("T", "float32")]))
+    txt = lambda name: render_text(data.get(name, ""), values).strip()                # noqa: E731
+    base = defaults(data)
     entries = list(data.get("properties", []))
     if kind == "grid-stride" and "each_element_once" not in map(_name, entries):
         entries.append("each_element_once")     # a grid-stride loop's classic bug moves elements many times
     props = tuple(_property(p, data.get("hints", {}), values) for p in entries)
     return Exercise(
         key=key, title=txt("title"), kernel=data["kernel"], block=block, tile=tile, properties=props,
-        shapes=tuple(tuple(s) for s in data.get("shapes", verify.SHAPES)), dtypes=dtypes,
+        shapes=tuple(tuple(num(n) for n in s) for s in data.get("shapes", verify.SHAPES)), dtypes=dtypes,
         lesson=str(data["lesson"]), note=txt("note"), copy=bool(data.get("copy", False)),
         grid=_grid(grid_text) if grid_text else None, own_tiles=kind in ("tile", "batched"),
-        wide=tuple(data["wide"]) if "wide" in data else None, tiny=tuple(data.get("tiny", (2, 3))),
+        wide=tuple(data["wide"]) if "wide" in data else None, tiny=tuple(num(n) for n in data.get("tiny", (2, 3))),
         grid_text=grid_text, once=bool(data.get("once", False)), points=int(data.get("points", 2)),
-        question=txt("question"), reveal=data.get("reveal", ""), params=tuple(sorted(values.items())))
+        question=txt("question"), reveal=data.get("reveal", ""), params=tuple(sorted(values.items())),
+        variant=", ".join(f"{k} = {v}" for k, v in sorted(values.items()) if base.get(k) != v))
 
 
 def _property(entry, hints: dict, values: dict):
@@ -118,7 +139,7 @@ def _property(entry, hints: dict, values: dict):
         raise ValueError(f"properties: {entry!r} is neither \"name\" nor {{name = {{parameter = value}}}}")
     p = factory(name)(**kwargs)
     hint = hints.get(" ".join([name, *map(str, kwargs.values())])) or hints.get(name) or _fit_hint(p.hint, values)
-    return properties.Property(p.name, p.test, render(hint, values))
+    return properties.Property(p.name, p.test, render_text(hint, values))
 
 
 def _name(entry) -> str:
@@ -160,6 +181,12 @@ def _fit_hint(hint: str, values: dict) -> str:
 
 def c_name(dtype) -> str:
     return _C_NAMES.get(np.dtype(dtype).name, np.dtype(dtype).name)
+
+
+def _dtype(name: str):
+    """A numpy type from a numpy name ("float64") or the C type a parameter T holds ("double")."""
+    by_c = {c: n for n, c in _C_NAMES.items()}
+    return np.dtype(by_c.get(name, name)).type
 
 
 # ---------------------------------------------------------------------------- grid expressions

@@ -1,10 +1,10 @@
 //! Generated from solution.cu (instructor-only) by `python -m course_lib instructor check --sync-stubs`: edit solution.cu, not this file.
-#define I 40                                 // fields per struct: I = P * F = 8 * 5
+#define I FIELDS                                 // fields per struct: I = P * F = {AOS_P} * {AOS_F}
 #define WARPS 4                              // warps per block, 32 structs each
 
 __device__ int slot(int n, int j)            // the shared word of element n = i + j*I (field i of struct j)
 {
-    return n;                            // k = i + j*I: right answer, but is it conflict-free for I = 40?
+    return n;                            // k = i + j*I: right answer, but is it conflict-free for I = {FIELDS}?
 }
 
 __global__ void aos_to_soa(float* out, const float* in, int rows, int cols)

@@ -353,3 +353,76 @@ def test_random_inputs_are_never_zero_and_differ_from_the_poison():
     for dtype in (np.float32, np.float64, np.float16, np.uint8, np.uint16):
         a, _ = E.input_for(E.get("first_copy"), (64, 64), dtype, 0)
         assert (a != 0).all() and not np.isin(a, E.output_for(E.get("first_copy"), a)).any()
+
+
+# ---------------------------------------------------------------------------- variants per student
+
+from course_lib.teach import spec, variants                        # noqa: E402
+from course_lib.teach.exercise_list import folder                  # noqa: E402
+
+VARIANTS = [(key, i) for key in sorted(E.EXERCISES) for i, _ in enumerate(variants.declared(key))]
+
+
+def _variant(key, i):
+    params = {**spec.defaults(spec.read(folder(key))), **variants.declared(key)[i]}
+    return params, spec.load(folder(key), params)
+
+
+def test_the_five_exercises_the_issue_names_have_variants():
+    assert {"shared_tile", "padded_tile", "tile_32x8", "aos_struct", "async_tile"} <= {k for k, _ in VARIANTS}
+
+
+@pytest.mark.parametrize("key,i", VARIANTS, ids=[f"{k}-{i}" for k, i in VARIANTS])
+def test_a_variant_is_solved_by_its_own_solution_and_not_by_the_notebooks_or_a_neighbours(key, i):
+    params, ex = _variant(key, i)
+    assert ex.variant and f"YOUR VARIANT: {ex.variant}" in repr(ex)
+    assert E.check(ex, _kernel(solutions.body(key, params), ex.kernel)).ok
+    printed = E.check(ex, _kernel(SOL[key], ex.kernel))           # the default: the notebook's answer
+    assert not printed.ok and "hint:" in repr(printed)
+    other = variants.declared(key)[(i + 1) % len(variants.declared(key))]
+    if other != variants.declared(key)[i]:
+        theirs = solutions.body(key, {**spec.defaults(spec.read(folder(key))), **other})
+        assert theirs != solutions.body(key, params) and not E.check(ex, _kernel(theirs, ex.kernel)).ok
+
+
+def test_a_students_variant_is_drawn_from_their_id_and_a_grader_id_wins(monkeypatch):
+    for name in (variants.ENV_STUDENT, variants.ENV_HUB_USER, variants.ENV_SEED, "COURSE_LIB_GRADED"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(variants, "_explicit", [None])
+    assert E.get("padded_tile") is E.EXERCISES["padded_tile"] and E.student() is None   # self-study: the default
+    monkeypatch.setenv(variants.ENV_HUB_USER, "alice")
+    assert E.student() is None                                     # the hub user counts in a graded run only
+    monkeypatch.setenv("COURSE_LIB_GRADED", "1")
+    assert E.student() == "alice" and E.get("padded_tile").variant == E.variant("padded_tile", "alice").variant
+    drawn = {E.variant("padded_tile", f"s{n}").variant for n in range(40)}
+    assert "" not in drawn and len(drawn) == len(variants.declared("padded_tile"))   # never the default; all used
+    assert E.variant("tile_32x8", "bob").params == E.variant("tile_32x8", "bob").params   # the same student, the same
+    E.student("mallory")                                           # the notebook names someone else ...
+    monkeypatch.setenv(variants.ENV_STUDENT, "bob")                # ... the autograder's id wins
+    assert E.student() == "bob" and E.get("aos_struct").variant == E.variant("aos_struct", "bob").variant
+    seeds = set()
+    for seed in ("a", "b", "c", "d", "e", "f"):
+        monkeypatch.setenv(variants.ENV_SEED, seed)
+        seeds.add(E.variant("shared_tile", "bob").variant)
+    assert len(seeds) > 1                                          # a course seed reshuffles
+
+
+def test_a_variants_check_stub_and_text_follow_its_parameters(monkeypatch):
+    monkeypatch.setattr(variants, "_explicit", [None])
+    monkeypatch.delenv(variants.ENV_STUDENT, raising=False)
+    who = next(s for s in (f"s{n}" for n in range(100)) if "T = unsigned char" in E.variant("padded_tile", s).variant)
+    ex = E.variant("padded_tile", who)
+    assert "unsigned char* out" in repr(ex) and ex.dtypes == (np.uint8,)
+    assert "unsigned char tile[32][32];" in E.stub("padded_tile", who)
+    report = E.check("padded_tile", _kernel(E.stub("padded_tile", who), ex.kernel), student=who)
+    assert not report.ok and "[32][32 + 4]" in repr(report)          # the hint has the variant's padding
+    assert E.check("padded_tile", _kernel(solutions.body("padded_tile", dict(ex.params)), ex.kernel), student=who).ok
+    assert not E.check("padded_tile", _kernel(SOL["padded_tile"], ex.kernel), student=who).ok
+
+
+@pytest.mark.parametrize("key", sorted(SOL))
+def test_stub_file_is_the_solutions_stub(key):
+    """exercises/<key>/stub.cu is what a student repository and the wheel have: it must be solution.cu's
+    stub (instructor check --sync-stubs writes it), and render to the notebook's cell without solution.cu."""
+    assert (folder(key) / spec.STUB).read_text() == solutions.stub_file_text(key)
+    assert solutions.stub(key) == E.strip_solutions(SOL[key])
