@@ -4,6 +4,7 @@ fail with a message that names the problem and a hint. The checker must judge ev
 every shape: kernels that are right on the first shape and wrong (racing, out of bounds, a barrier
 some threads skip, uncoalesced) only on the others are here too. Simulator only; nothing timed."""
 import re
+import shutil
 
 import numpy as np
 import pytest
@@ -12,7 +13,8 @@ import course_lib as cl
 from course_lib.teach import exercises as E
 from course_lib.notebook import magic
 from course_lib.compile import nvrtc
-from course_lib.teach import solutions
+from course_lib.teach import solutions, spec, variants
+from course_lib.teach.exercise_list import folder
 from course_lib.lessons import aos
 from course_lib.teach.properties import Shape
 
@@ -108,16 +110,10 @@ WRONG = [
      ["no races", "on 1000x1030", "RAW"]),
     ("shared_tile", "an int tile", ("__shared__ float tile[32][32];", "__shared__ int tile[32][32];"),
      ["lost their fraction", "float"]),
-    # 05: padding
-    ("padded_tile", "not padded: 32-way conflicts", ("[32 + 1]", "[32]"), ["bank conflicts", "32.0 wavefronts per request", "pad"]),
-    ("padded_tile", "padded by 2: still 2-way", ("[32 + 1]", "[32 + 2]"), ["bank conflicts", "2.0 wavefronts per request"]),
-    ("padded_tile", "no barrier", ("__syncthreads();", ""), ["no races"]),
-    ("padded_tile", "rows and cols swapped in the store's bounds test", ("if (x < rows && y < cols)", "if (x < cols && y < rows)"),
-     ["96x160", "wrong"]),
-    ("padded_tile", "the barrier inside the bounds if (CUDA_Freshman's tile)", (TILE_IN, BARRIER_IN_IF), BARRIER_WORDS),
-    ("padded_tile", "the tile only for square matrices, the naive transpose for the rest",
-     ("    int x = blockIdx.x * 32 + threadIdx.x;\n    int y = blockIdx.y * 32 + threadIdx.y;\n",
-      "    int x = blockIdx.x * 32 + threadIdx.x;\n    int y = blockIdx.y * 32 + threadIdx.y;\n"
+    # 05: padding — the rest is derived from the exercise's own solution and parameters (DERIVED below)
+    ("shared_tile", "the tile only for square matrices, the naive transpose for the rest",
+     ("    int y = blockIdx.y * 32 + threadIdx.y;          // row of in\n",
+      "    int y = blockIdx.y * 32 + threadIdx.y;          // row of in\n"
       "    if (rows != cols) {\n        if (x < cols && y < rows) out[(size_t)x * rows + y] = in[(size_t)y * cols + x];\n"
       "        return;\n    }\n"),
      ["global stores coalesced", "on 96x160", "32.0 sectors per request"]),
@@ -239,17 +235,80 @@ def test_aos_struct_stub_fails_for_conflicts_ptxas_cannot_remove():
     assert per_warp(SOL["aos_struct"]) == (("40 × LDS", 40, 0), ("40 × STS", 40, 0))
 
 
+def derived(ex, body_of) -> list:
+    """Wrong kernels derived from an exercise's own solution (`body_of(params)`, its default's params in
+    ex.params) and parameters, with what the report must say: no tile size or type is written here, so
+    an exercise edited in its folder (a 64x64 padded_tile) is tested as it is. [(what, source, words)]"""
+    params, out = dict(ex.params), []
+    src, names = body_of(params), {p.name for p in ex.properties}
+    if "__syncthreads();" in src and E.no_races().name in names:
+        out.append(("no barrier", src.replace("__syncthreads();", ""), ["no races", "__syncthreads()"]))
+        if re.search(r"\bint x\b", src) and len(ex.shapes[0]) == 2:
+            out.append(("the barrier only for threads inside the matrix",
+                        src.replace("__syncthreads();", "if (x < cols) __syncthreads();"), ["Barrier skipped"]))
+    swapped = re.sub(r"x < rows && (y[^<]*) < cols", r"x < cols && \1 < rows", src)
+    if swapped != src:
+        out.append(("rows and cols swapped in the store's bounds test", swapped, ["96x160", "wrong"]))
+    if params.get("PAD") and E.no_bank_conflicts().name in names:
+        out.append(("not padded: a column of the tile in one bank", body_of({**params, "PAD": 0}),
+                    ["bank conflicts", "pad"]))
+        out.append(("padded by one more: still 2-way", body_of({**params, "PAD": params["PAD"] + 1}),
+                    ["bank conflicts", "2.0 wavefronts per request"]))
+    return out
+
+
+DERIVED = [(key, *w) for key in ("padded_tile",) for w in derived(E.get(key), lambda p, k=key: solutions.body(k, p))]
+
+
+@pytest.mark.parametrize("key,what,src,words", DERIVED, ids=[f"{d[0]}: {d[1]}" for d in DERIVED])
+def test_wrong_kernel_derived_from_the_exercise_fails(key, what, src, words):
+    ex = E.EXERCISES[key]
+    text = repr(E.check(ex, _kernel(src, ex.kernel)))
+    assert text.startswith("✗") and "hint:" in text and all(w in text for w in words), f"{what}:\n{text}"
+
+
+def test_a_64x64_padded_tile_needs_only_its_folder(tmp_path):
+    """An instructor makes padded_tile a 64x64 tile (64x16 threads, a loop) by editing exercises/padded_tile/
+    alone, in a copy: it loads, its solution passes, its stub fails, every derived wrong kernel fails."""
+    copy = tmp_path / "padded_tile"
+    shutil.copytree(folder("padded_tile"), copy)
+    toml = (copy / "exercise.toml").read_text()
+    toml = toml.replace("TILE = 32", "TILE = 64\nBY = 16").replace('block = ["TILE", "TILE"]', 'block = ["TILE", "BY"]')
+    (copy / "exercise.toml").write_text(toml)
+    sol = (copy / "solution.cu").read_text()
+    for old, new in (("    if (x < cols && y < rows)\n        tile[threadIdx.y][threadIdx.x] = in[(size_t)y * cols + x];",
+                      "    for (int j = 0; j < TILE; j += BY)\n        if (x < cols && y + j < rows)\n"
+                      "            tile[threadIdx.y + j][threadIdx.x] = in[(size_t)(y + j) * cols + x];"),
+                     ("    if (x < rows && y < cols)\n        out[(size_t)y * rows + x] = tile[threadIdx.x][threadIdx.y];",
+                      "    for (int j = 0; j < TILE; j += BY)\n        if (x < rows && y + j < cols)\n"
+                      "            out[(size_t)(y + j) * rows + x] = tile[threadIdx.x][threadIdx.y + j];")):
+        assert old in sol
+        sol = sol.replace(old, new)
+    (copy / "solution.cu").write_text(sol)
+    ex = spec.load(copy)
+    assert (ex.tile, ex.block) == ((64, 64), (64, 16)) and "64x64 tile" in repr(ex)
+    body_of = lambda p: spec.render(solutions._cell(sol), p)       # noqa: E731
+    assert E.check(ex, _kernel(body_of(dict(ex.params)), ex.kernel)).ok
+    assert not E.check(ex, _kernel(E.strip_solutions(body_of(dict(ex.params))), ex.kernel)).ok
+    wrong = derived(ex, body_of)
+    assert len(wrong) >= 4
+    for what, src, words in wrong:
+        text = repr(E.check(ex, _kernel(src, ex.kernel)))
+        assert text.startswith("✗") and all(w in text for w in words), f"{what}:\n{text}"
+
+
 def test_at_least_three_wrong_kernels_per_exercise_and_the_barrier_in_if_where_a_block_barrier_is():
     for key in E.EXERCISES:
-        assert sum(w[0] == key for w in WRONG) >= 3, key
+        mine = [w for w in WRONG if w[0] == key] + [(d[0], d[1], d[2], d[3]) for d in DERIVED if d[0] == key]
+        assert len(mine) >= 3, key
         if "__syncthreads()" in SOL[key]:
-            assert any(w[0] == key and "Barrier skipped" in w[3] for w in WRONG), key
+            assert any("Barrier skipped" in w[3] for w in mine), key
 
 
 def test_a_kernel_right_on_the_first_shape_is_judged_on_every_shape():
     """Out of bounds only on 1xN: the old checker (properties on the first shape) saw nothing."""
-    src = _mutate("padded_tile", ("if (x < cols && y < rows)\n        tile", "if (x < cols && (y < rows || rows == 1))\n        tile"))
-    text = repr(E.check("padded_tile", _kernel(src, "transpose_padded")))
+    src = _mutate("shared_tile", ("if (x < cols && y < rows)\n        tile", "if (x < cols && (y < rows || rows == 1))\n        tile"))
+    text = repr(E.check("shared_tile", _kernel(src, "transpose_tile")))
     assert "on a 1x4097 matrix the simulator stopped the kernel" in text and "Out of bounds" in text
 
 
@@ -272,7 +331,7 @@ def test_coalescing_allows_what_misaligned_rows_cost_and_no_more():
 
 
 def test_report_names_the_other_shapes_where_a_property_fails():
-    src = _mutate("padded_tile", ("[32 + 1]", "[32]"))
+    src = solutions.body("padded_tile", {**dict(E.EXERCISES["padded_tile"].params), "PAD": 0})   # not padded
     text = repr(E.check("padded_tile", _kernel(src, "transpose_padded")))
     assert re.search(r"on 64x64: .*\(also on 96x160, 1000x1030", text)
 
@@ -357,8 +416,6 @@ def test_random_inputs_are_never_zero_and_differ_from_the_poison():
 
 # ---------------------------------------------------------------------------- variants per student
 
-from course_lib.teach import spec, variants                        # noqa: E402
-from course_lib.teach.exercise_list import folder                  # noqa: E402
 
 VARIANTS = [(key, i) for key in sorted(E.EXERCISES) for i, _ in enumerate(variants.declared(key))]
 
