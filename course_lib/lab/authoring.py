@@ -80,13 +80,13 @@ def stale_outputs(nb, name, stub_reports: dict) -> list[str]:
     for ec in exercise_cells(nb, name):
         for i, c in enumerate(nb.cells):
             if c.cell_type == "code" and re.search(rf"exercises\.get\(\s*['\"]{ec.key}['\"]\s*\)\s*$", c.source):
-                if c.get("outputs") and _plain(c).strip() != repr(EXERCISES[ec.key]).strip():
+                if _plain(c).strip() != repr(EXERCISES[ec.key]).strip():
                     out.append(f"{name} cell {i}: the stored output of cl.exercises.get(\"{ec.key}\") is stale "
-                               f"(exercises/{ec.key}/exercise.toml changed): run `python -m course_lib instructor "
+                               f"(exercises/{ec.key}/exercise.toml changed, or never stored): run `python -m course_lib instructor "
                                f"refresh {name}`")
         report = stub_reports.get(ec.key)
         cell = nb.cells[ec.check_index] if ec.check_index is not None else None
-        if report is not None and cell is not None and cell.get("outputs"):
+        if report is not None and cell is not None:
             if _html_text(cell).strip() != repr(report).strip():
                 out.append(f"{name} cell {ec.check_index}: the stored output of the check is not the checker's "
                            f"answer to the stub now: run `python -m course_lib instructor refresh {name}`")

@@ -35,7 +35,7 @@ def _mutate(key, pairs):
 
 def test_every_exercise_has_a_solution_file_and_every_file_an_exercise():
     assert set(SOL) == set(E.EXERCISES)
-    assert {"00", "03", "04", "05", "06", "07", "08", "09", "10", "12"} == {ex.lesson for ex in E.EXERCISES.values()}
+    assert {"00", "02", "03", "04", "05", "06", "07", "08", "09", "10", "12"} == {ex.lesson for ex in E.EXERCISES.values()}
 
 
 @pytest.mark.parametrize("key", sorted(SOL))
@@ -80,6 +80,16 @@ WRONG = [
     ("first_copy", "an int temporary", ("out[y * cols + x] = in[y * cols + x];",
                                         "int v = in[y * cols + x]; out[y * cols + x] = v;"),
      ["lost their fraction", "float"]),
+    # 02: the grid-stride copy (a grid of 8 blocks: not one tile per block, so each element once is its own property)
+    ("grid_copy", "step = gridDim.x * blockDim.x: the 8 rows of threads forgotten, every element ~8 times",
+     ("size_t step = (size_t)gridDim.x * blockDim.y * blockDim.x;", "size_t step = (size_t)gridDim.x * blockDim.x;"),
+     ["correct on 5 shapes", "loaded more than once", "blockDim.x * blockDim.y"]),
+    ("grid_copy", "step = blockDim.x", ("size_t step = (size_t)gridDim.x * blockDim.y * blockDim.x;", "size_t step = blockDim.x;"), ["loaded more than once"]),
+    ("grid_copy", "threadIdx.y left out of the thread's number", ("((size_t)blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x", "(size_t)blockIdx.x * blockDim.x + threadIdx.x"),
+     ["never written"]),
+    ("grid_copy", "threads numbered y fastest: 8 rows apart in a warp",
+     ("((size_t)blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x", "((size_t)blockIdx.x * blockDim.x + threadIdx.x) * blockDim.y + threadIdx.y"),
+     ["correct on 5 shapes", "32.0 sectors per request", "threadIdx.x"]),
     # 03: the column-reading naive transpose
     ("column_read", "naive_row's mapping pasted in", ("int r = blockIdx.y * 32 + threadIdx.x;", "int r = blockIdx.y * 8 + threadIdx.y;",
                                                       "int c = blockIdx.x * 8 + threadIdx.y;", "int c = blockIdx.x * 32 + threadIdx.x;"),
