@@ -160,11 +160,11 @@ __global__ void {kernel}(float* out, const float* in, int rows, int cols)
 {{
     // BEGIN SOLUTION
     //> // TODO: the student's starting point (these //> lines are the stub)
-    int x = blockIdx.x * 32 + threadIdx.x;              // a naive transpose, two rows per thread
+    int c = blockIdx.x * 32 + threadIdx.x;              // a naive transpose, two rows per thread
     int last = min(rows, (int)(blockIdx.y + 1) * 16);
-    for (int y = blockIdx.y * 16 + threadIdx.y; y < last; y += 8)
-        if (x < cols)
-            out[(size_t)x * rows + y] = in[(size_t)y * cols + x];
+    for (int r = blockIdx.y * 16 + threadIdx.y; r < last; r += 8)
+        if (c < cols)
+            out[(size_t)c * rows + r] = in[(size_t)r * cols + c];
     // END SOLUTION
 }}
 '''
