@@ -61,6 +61,34 @@ def sync_stub_files(keys=None) -> list[str]:
     return done
 
 
+def _question_cell(nb, key):
+    """(index, cell) of the markdown cell right above the exercise's get() cell, or (None, None)."""
+    i = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"
+              and re.search(rf"exercises\.get\(\s*['\"]{key}['\"]\s*\)", c.source)), None)
+    if i is None or i == 0 or nb.cells[i - 1].cell_type != "markdown":
+        return None, None
+    return i - 1, nb.cells[i - 1]
+
+
+def question_problems(nb, name, sync=False) -> list[str]:
+    """The question of each exercise (exercise.toml's `question`) must be the end of the markdown cell above
+    its get() cell, from its "## Exercise" heading on; with sync, that part is rewritten (and reported)."""
+    out = []
+    for ec in exercise_cells(nb, name):
+        question = EXERCISES[ec.key].question
+        i, cell = _question_cell(nb, ec.key)
+        if not question or cell is None or cell.source.rstrip().endswith(question):
+            continue
+        head = cell.source.find("## Exercise")
+        if sync:
+            cell.source = (cell.source[:head] if head >= 0 else cell.source.rstrip() + "\n\n") + question
+            out.append(f"{name} cell {i}: the question of '{ec.key}' set from exercises/{ec.key}/exercise.toml")
+        else:
+            out.append(f"{name} cell {i}: the question above exercise '{ec.key}' is not the `question` of "
+                       f"exercises/{ec.key}/exercise.toml: edit the file, then --sync-stubs rewrites the cell")
+    return out
+
+
 def _plain(cell) -> str:
     return next((o.get("data", {}).get("text/plain", "") for o in cell.get("outputs", [])
                  if o.get("output_type") == "execute_result"), "")

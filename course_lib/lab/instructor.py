@@ -180,7 +180,7 @@ def _exercise_cell_problems(nb, name) -> list[str]:
 def _exercise_problems(nb, name, log) -> list[str]:
     """Every exercise of one notebook: its cells, its solution and stub, stored outputs, what is above it."""
     problems = (_exercise_cell_problems(nb, name) + authoring.missing_cells(nb, name)
-                + authoring.shown_above(nb, name))
+                + authoring.question_problems(nb, name) + authoring.shown_above(nb, name))
     stub_reports = {}
     for sc in solution_cells(nb, name) + file_solution_cells(nb, name):
         with solutions.self_study():            # the solutions must pass, whatever the shell's mode
@@ -206,7 +206,7 @@ def check(paths, fix_urls=False, sync=False, log=print, fix_metadata=False, fix_
         fixed = _fix_stored(nb, p, fix_metadata, fix_colab)
         if fixed:
             log(f"{p.name}: " + ", ".join(fixed))
-        if sync and (changed := sync_stubs(nb, p.name)):
+        if sync and (changed := sync_stubs(nb, p.name) + authoring.question_problems(nb, p.name, sync=True)):
             nbf.write(nb, p)
             for x in changed:
                 log(x + " (run `instructor refresh` on it)")
