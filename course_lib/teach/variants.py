@@ -7,11 +7,12 @@
 
 A student's variant is drawn from a hash of (their id, the exercise key, the course seed,
 ``$COURSE_LIB_SEED``) among the folder's ``[[variants]]`` — never the default, whose answer the
-notebook may print. The id: nbgrader's student id at grading time (``$COURSE_LIB_STUDENT``, which the
-autograder sets, wins over anything the notebook says), else an explicit
-``cl.exercises.student("id")``, else, in a graded run, the hub user (``$JUPYTERHUB_USER``). In
-self-study without an explicit id a student gets the default variant, the one the notebook's stub
-is. This module draws; ``spec`` renders the chosen parameters, ``exercises`` checks.
+notebook may print. A class turns variants on by setting ``$COURSE_LIB_SEED`` for the students'
+servers and for the autograder alike. The id: nbgrader's student id at grading time
+(``$COURSE_LIB_STUDENT``, which the autograder's hook sets; it wins over anything the notebook says),
+else an explicit ``cl.exercises.student("id")`` (ignored while nbgrader autogrades), else, in a graded
+run, the hub user (``$JUPYTERHUB_USER``). Without a seed or an id a student gets the default variant,
+the one the notebook's stub is. This module draws; ``spec`` renders the chosen parameters, ``exercises`` checks.
 """
 from __future__ import annotations
 
@@ -33,10 +34,13 @@ def set_student(student: str | None) -> str | None:
 
 
 def student_id(explicit: str | None = None) -> str | None:
-    """Whose variants apply: `explicit`, the grader's student id, cl.exercises.student(...), or the hub
-    user in a graded run; None (the default variant) otherwise."""
-    for sid in (explicit, os.environ.get(ENV_STUDENT), _explicit[0],
-                os.environ.get(ENV_HUB_USER) if solutions.graded() else None):
+    """Whose variants apply: `explicit`; else, where the class set a seed ($COURSE_LIB_SEED), the
+    autograder's student id; else cl.exercises.student(...) (never while nbgrader autogrades: a
+    submission does not choose its variant); else, seeded and graded, the hub user. None: the default."""
+    seeded, autograding = bool(os.environ.get(ENV_SEED)), bool(os.environ.get("NBGRADER_EXECUTION"))
+    for sid in (explicit, os.environ.get(ENV_STUDENT) if seeded else None,
+                None if autograding else _explicit[0],
+                os.environ.get(ENV_HUB_USER) if seeded and solutions.graded() and not autograding else None):
         if sid and str(sid).strip():
             return str(sid).strip()
     return None

@@ -456,8 +456,15 @@ def test_a_students_variant_is_drawn_from_their_id_and_a_grader_id_wins(monkeypa
     for name in (variants.ENV_STUDENT, variants.ENV_HUB_USER, variants.ENV_SEED, "COURSE_LIB_GRADED"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(variants, "_explicit", [None])
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
     assert E.get("padded_tile") is E.EXERCISES["padded_tile"] and E.student() is None   # self-study: the default
     monkeypatch.setenv(variants.ENV_HUB_USER, "alice")
+    monkeypatch.setenv(variants.ENV_STUDENT, "bob")
+    monkeypatch.setenv("COURSE_LIB_GRADED", "1")
+    assert E.student() is None                                     # no class seed: variants are off
+    monkeypatch.delenv(variants.ENV_STUDENT)
+    monkeypatch.setenv(variants.ENV_SEED, "class of 2026")
+    monkeypatch.delenv("COURSE_LIB_GRADED")
     assert E.student() is None                                     # the hub user counts in a graded run only
     monkeypatch.setenv("COURSE_LIB_GRADED", "1")
     assert E.student() == "alice" and E.get("padded_tile").variant == E.variant("padded_tile", "alice").variant
@@ -465,7 +472,10 @@ def test_a_students_variant_is_drawn_from_their_id_and_a_grader_id_wins(monkeypa
     assert "" not in drawn and len(drawn) == len(variants.declared("padded_tile"))   # never the default; all used
     assert E.variant("tile_32x8", "bob").params == E.variant("tile_32x8", "bob").params   # the same student, the same
     E.student("mallory")                                           # the notebook names someone else ...
-    monkeypatch.setenv(variants.ENV_STUDENT, "bob")                # ... the autograder's id wins
+    assert E.student() == "mallory"
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert E.student() is None                                     # ... which autograding ignores
+    monkeypatch.setenv(variants.ENV_STUDENT, "bob")                # the autograder's id is the one
     assert E.student() == "bob" and E.get("aos_struct").variant == E.variant("aos_struct", "bob").variant
     seeds = set()
     for seed in ("a", "b", "c", "d", "e", "f"):
