@@ -45,8 +45,9 @@ def stub_file_problems(keys=None) -> list[str]:
     for key in keys if keys is not None else solutions.keys():
         f = paths.EXERCISES / key / spec.STUB
         if not f.exists() or f.read_text() != solutions.stub_file_text(key):
-            out.append(f"exercises/{key}/{spec.STUB} is {'missing' if not f.exists() else 'not the stub of solution.cu'}"
-                       ": run `python -m course_lib instructor check --sync-stubs` to write it")
+            what = "missing" if not f.exists() else "not the stub of solution.cu"
+            out.append(f"exercises/{key}/{spec.STUB} is {what}: run `python -m course_lib instructor check "
+                       "--sync-stubs` to write it")
     return out
 
 
@@ -110,8 +111,8 @@ def stale_outputs(nb, name, stub_reports: dict) -> list[str]:
             if c.cell_type == "code" and re.search(rf"exercises\.get\(\s*['\"]{ec.key}['\"]\s*\)\s*$", c.source):
                 if _plain(c).strip() != repr(EXERCISES[ec.key]).strip():
                     out.append(f"{name} cell {i}: the stored output of cl.exercises.get(\"{ec.key}\") is stale "
-                               f"(exercises/{ec.key}/exercise.toml changed, or never stored): run `python -m course_lib instructor "
-                               f"refresh {name}`")
+                               f"(exercises/{ec.key}/exercise.toml changed, or never stored): run "
+                               f"`python -m course_lib instructor refresh {name}`")
         report = stub_reports.get(ec.key)
         cell = nb.cells[ec.check_index] if ec.check_index is not None else None
         if report is not None and cell is not None:
@@ -145,14 +146,16 @@ def shown_above(nb, name) -> list[str]:
     out = []
     for ec in exercise_cells(nb, name):
         stub = {_norm(x) for x in solutions.stub(ec.key).splitlines()}
-        own = [n for n in map(_norm, solutions.solved(solutions.body(ec.key)).splitlines()) if len(n) >= 8 and n not in stub]
+        own = [n for n in map(_norm, solutions.solved(solutions.body(ec.key)).splitlines())
+               if len(n) >= 8 and n not in stub]
         first = next((i for i, c in enumerate(nb.cells) if re.search(rf"exercises\.get\(\s*['\"]{ec.key}['\"]",
                                                                      c.source)), ec.index)
         text = _above(nb, first)
         shown = [n for n in own if n in text]
         if len(shown) >= 2 and len(shown) > SHOWN * len(own):
-            out.append(f"{name}: {len(shown)} of the {len(own)} lines of exercise '{ec.key}''s solution are shown above "
-                       f"it (cells 0-{first - 1}, mistakes they display included), e.g. {shown[0]!r}: move that "
+            out.append(f"{name}: {len(shown)} of the {len(own)} lines of exercise '{ec.key}''s solution are "
+                       f"shown above it (cells 0-{first - 1}, mistakes they display included), e.g. {shown[0]!r}: "
+                       "move that "
                        "listing below the exercise, or change the exercise (a variant) so that it no longer solves it")
     return out
 
@@ -220,4 +223,5 @@ def scaffold(key: str, lesson: str, kernel: str | None = None, root: Path | None
             f"3. in {nb}: a predict-then-see cell, then cl.exercises.get(\"{key}\"), a %%cuda cell, "
             f"cl.exercises.check(\"{key}\", {kernel}), cl.exercises.reveal(\"{key}\")",
             f"4. python -m course_lib instructor check --sync-stubs {nb}   (writes the cell and stub.cu, checks all)",
-            f"5. python -m course_lib instructor refresh {nb}; tests: python -m pytest -n 0 tests/teach/test_exercises.py"]
+            f"5. python -m course_lib instructor refresh {nb}; then python -m pytest -n 0 "
+            "tests/teach/test_exercises.py (add three wrong kernels to WRONG there)"]

@@ -29,8 +29,8 @@ opening it in JupyterLab would not change it (``--fix-metadata``), and each exer
 there (not a bare ``%%cuda``), its cell is its file's stub and stub.cu is solution.cu's, the solution
 passes its checker, the stub compiles and fails it with hints, the stored outputs of its get/check
 cells are current, most of its solution is not shown above it (``authoring``), and nothing in the
-notebook shows a solution line. ``new-exercise`` scaffolds an exercise folder and prints the steps. Nothing here runs on a GPU or changes notebooks except
-``refresh``, ``--fix-*`` and ``--sync-stubs``.
+notebook shows a solution line. ``new-exercise`` scaffolds an exercise folder and prints the steps.
+Nothing here runs on a GPU or changes notebooks except ``refresh``, ``--fix-*`` and ``--sync-stubs``.
 """
 from __future__ import annotations
 

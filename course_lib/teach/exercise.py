@@ -13,8 +13,9 @@ multiple of the tile, 1xN and Nx1; ``(batch, rows, cols)`` for batched kernels â
 properties the lesson is about (``properties``), and what a correct kernel must also do
 (``own_tiles``: every block its own tile, every element moved once; ``once``: every element moved
 once, whatever the launch, e.g. a grid-stride loop; ``wide``: 64-bit offsets on a
-launch over 2^32 elements; see ``footprint``). Exercises are written as folders (``spec``). A :class:`Report` is a checker's answer. This
-module defines and describes; it runs nothing (``runs`` does, ``exercises.check`` decides).
+launch over 2^32 elements; see ``footprint``). The course's exercises are folders (``spec``).
+A :class:`Report` is a checker's answer. This module defines and describes; it runs nothing
+(``runs`` does, ``exercises.check`` decides).
 """
 from __future__ import annotations
 
@@ -70,13 +71,12 @@ class Exercise:
         if self.variant:
             lines.append(f"  YOUR VARIANT: {self.variant} (the notebook's cell is the default: adapt it; "
                          f"cl.exercises.stub('{self.key}') prints your starting kernel)")
-        lines += [
-                 f"  write: __global__ void {self.kernel}({t}* out, const {t}* in, int rows, int cols)"
-                 f"   // in: rows x cols, out: {out}",
-                 f"  launch: blocks of {self.block[0]}x{self.block[1]} threads, {grid}",
-                 "  shapes tried: " + ", ".join(_shape_name(s) for s in self.shapes),
-                 "  checked on every shape: the result (every element), out-of-bounds and misaligned accesses, "
-                 "barriers all threads reach" + (", races" if self._shared else "")]
+        lines += [f"  write: __global__ void {self.kernel}({t}* out, const {t}* in, int rows, int cols)"
+                  f"   // in: rows x cols, out: {out}",
+                  f"  launch: blocks of {self.block[0]}x{self.block[1]} threads, {grid}",
+                  "  shapes tried: " + ", ".join(_shape_name(s) for s in self.shapes),
+                  "  checked on every shape: the result (every element), out-of-bounds and misaligned accesses, "
+                  "barriers all threads reach" + (", races" if self._shared else "")]
         lines += [f"  required: {p.name}" for p in self.properties]
         if self.once and not self.own_tiles:
             lines.append("  once correct: each element is loaded and stored once")

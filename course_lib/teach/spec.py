@@ -109,7 +109,8 @@ def _build(key: str, data: dict, values: dict, where: str) -> Exercise:
     tile = tuple(num(v) for v in launch.get("tile", block[:2]))
     grid_text = tuple(render(str(g), values) for g in launch.get("grid", ()))
     if kind in ("grid-stride", "custom") and not grid_text:
-        raise ValueError(f"launch.kind = {kind!r} needs launch.grid, e.g. grid = [\"8\"] or [\"cols / 32\", \"rows / 8\"]")
+        raise ValueError(f"launch.kind = {kind!r} needs launch.grid, e.g. grid = [\"8\"] or "
+                         "[\"cols / 32\", \"rows / 8\"]")
     dtypes = tuple(_dtype(render(d, values)) for d in data.get("dtypes", [values.get("T", "float32")]))
     txt = lambda name: render_text(data.get(name, ""), values).strip()                # noqa: E731
     base = defaults(data)
