@@ -36,6 +36,8 @@ HIDDEN_SHAPES = {
     "aos_struct": [(129, 40), (33, 40)], "packed_b16": [(34, 66), (130, 2)],
     "batched": [(2, 33, 70), (4, 17, 9)], "async_tile": [(33, 70), (200, 31)],
 }
+# ... and those an exercise's folder declares (exercise.toml: hidden = [[rows, cols], ...])
+HIDDEN_SHAPES.update({k: list(ex.hidden) for k, ex in EXERCISES.items() if ex.hidden and k not in HIDDEN_SHAPES})
 CONFIG = '''\
 # nbgrader's configuration for the transpose course, written by `python -m course_lib instructor nbgrader`.
 # configure() gives each released %%cuda exercise the course's own stub, runs autograding kernels in

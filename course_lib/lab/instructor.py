@@ -4,9 +4,10 @@
     python -m course_lib instructor refresh [NOTEBOOK...] [--jobs N]
     python -m course_lib instructor check [NOTEBOOK...] [--fix-urls] [--fix-metadata] [--fix-colab]
     python -m course_lib instructor nbgrader --out COURSE [--points N] [NOTEBOOK...]
+    python -m course_lib instructor new-exercise KEY --lesson NN [--kernel NAME]
 
 notebooks/ holds the student notebooks: each exercise cell is the stub of its solution file,
-kernels/solutions/<key>.cu (course_lib.solutions). ``build`` writes DIR/instructor (every exercise
+exercises/<key>/solution.cu (course_lib.solutions). ``build`` writes DIR/instructor (every exercise
 cell with its solution put back, markers and all, then executed on the simulator so the outputs
 show the solutions passing; ``--no-execute`` skips that) and DIR/student (the notebooks as they
 are: any BEGIN/END SOLUTION block an author left in a cell is replaced by its stub, and outputs
@@ -24,10 +25,12 @@ source layout, with a locked autograded test cell per exercise (``grading``; doc
 walks from there to a gradebook).
 
 ``check`` verifies each notebook's Colab badge and install cell (colab.check_colab_cell), that
-opening it in JupyterLab would not change it (``--fix-metadata``), and each exercise: its cell is its
-file's stub, the solution passes its checker, the stub compiles and fails it with hints, and nothing
-in the notebook shows a solution line. Nothing here runs on a GPU or changes notebooks except
-``refresh``, ``--fix-*`` and ``--sync-stubs``.
+opening it in JupyterLab would not change it (``--fix-metadata``), and each exercise: its cells are
+there (not a bare ``%%cuda``), its cell is its file's stub and stub.cu is solution.cu's, the solution
+passes its checker, the stub compiles and fails it with hints, the stored outputs of its get/check
+cells are current, most of its solution is not shown above it (``authoring``), and nothing in the
+notebook shows a solution line. ``new-exercise`` scaffolds an exercise folder and prints the steps.
+Nothing here runs on a GPU or changes notebooks except ``refresh``, ``--fix-*`` and ``--sync-stubs``.
 """
 from __future__ import annotations
 
@@ -38,7 +41,7 @@ from pathlib import Path
 
 from ..teach import solutions
 from ..teach.solutions import has_solution, strip_solutions
-from . import colab, course_lab, grading, stored
+from . import authoring, colab, course_lab, grading, stored
 from .refresh import refresh, refresh_one  # noqa: F401
 from .release import (
     BuildError,
@@ -74,9 +77,10 @@ def notebook_paths(names=(), folder=None) -> list[Path]:
 
 # ---------------------------------------------------------------------------- exercise cells
 
-def verify_solution_cell(sc: SolutionCell) -> list[str]:
+def verify_solution_cell(sc: SolutionCell, found: dict | None = None) -> list[str]:
     """Problems with one solution cell: the solution must pass its checker (or compile, without
-    one); the student stub must compile and fail the checker with a hint for every problem."""
+    one); the student stub must compile and fail the checker with a hint for every problem.
+    `found`, if given, receives {key: the checker's Report on the stub} (stale outputs)."""
     from ..errors import KernelError
     from ..notebook import magic
     from ..teach import exercises
@@ -105,13 +109,15 @@ def verify_solution_cell(sc: SolutionCell) -> list[str]:
             continue
         if sc.key not in exercises.EXERCISES:
             return problems + [f"exercises.check names '{sc.key}', which course_lib.exercises does not define"]
-        ex = exercises.get(sc.key)
+        ex = exercises.EXERCISES[sc.key]            # the default variant: the notebook's
         fn = names.get(sc.kernel or ex.kernel) or names.get(ex.kernel)
         try:
             reports[what] = exercises.check(ex, fn)
         except Exception as exc:       # the checker must answer, never raise
             problems.append(f"the checker raised on the {what}: {type(exc).__name__}: {exc}")
     sol, stub_report = reports.get("solution"), reports.get("student stub")
+    if found is not None and stub_report is not None:
+        found[sc.key] = stub_report
     if sol is not None and not sol.ok:
         problems.append(f"the solution fails its checker:\n{sol!r}")
     if stub_report is not None:
@@ -149,7 +155,7 @@ def sync_stubs(nb, name="") -> list[str]:
     for ec in exercise_cells(nb, name):
         if cell_state(nb, ec) == "edited":
             nb.cells[ec.index].source = f"{ec.magic}\n{solutions.stub(ec.key)}"
-            changed.append(f"{ec}: set to the stub of kernels/solutions/{ec.key}.cu")
+            changed.append(f"{ec}: set to the stub of exercises/{ec.key}/solution.cu")
     return changed
 
 
@@ -159,16 +165,39 @@ def _exercise_cell_problems(nb, name) -> list[str]:
         if cell_state(nb, ec) == "edited":
             body = solutions.split_cell(nb.cells[ec.index].source)[1]
             diff = list(difflib.unified_diff(solutions.stub(ec.key).splitlines(), body.splitlines(),
-                                             f"stub of kernels/solutions/{ec.key}.cu", "the cell", lineterm="", n=0))
-            problems.append(f"{ec}: the cell is not the stub of its solution file (edit the file, then "
-                            "--sync-stubs):\n" + "\n".join(diff[2:12]))
+                                             f"stub of exercises/{ec.key}/solution.cu", "the cell", lineterm="", n=0))
+            if not body.strip():
+                problems.append(f"{ec}: the cell holds only %%cuda: `python -m course_lib instructor check "
+                                f"--sync-stubs {name}` writes the stub of exercises/{ec.key}/solution.cu into it")
+            else:
+                problems.append(f"{ec}: the cell is not the stub of its solution file (edit the file, then "
+                                "--sync-stubs):\n" + "\n".join(diff[2:12]))
         if ec.check_index is None:
             problems.append(f"{ec}: no cell calls exercises.check('{ec.key}', ...) after it")
     return problems
 
 
+def _exercise_problems(nb, name, log) -> list[str]:
+    """Every exercise of one notebook: its cells, its solution and stub, stored outputs, what is above it."""
+    problems = (_exercise_cell_problems(nb, name) + authoring.missing_cells(nb, name)
+                + authoring.question_problems(nb, name) + authoring.shown_above(nb, name))
+    stub_reports = {}
+    for sc in solution_cells(nb, name) + file_solution_cells(nb, name):
+        with solutions.self_study():            # the solutions must pass, whatever the shell's mode
+            problems += [f"{sc}: {x}" for x in verify_solution_cell(sc, stub_reports)]
+        if sc.key is None and sc.cuda:
+            log(f"{sc}: no exercises.check cell after it (solution and stub compile only)")
+    return problems + authoring.stale_outputs(nb, name, stub_reports)
+
+
 def check(paths, fix_urls=False, sync=False, log=print, fix_metadata=False, fix_colab=False) -> bool:
-    nbf, ok = _nbformat(), True
+    nbf = _nbformat()
+    for x in authoring.sync_stub_files() if sync else []:
+        log(x)
+    shared = authoring.stub_file_problems()
+    for x in shared:
+        log("exercises: " + x)
+    ok = not shared
     for p in paths:
         nb = nbf.read(p, as_version=4)
         if fix_urls and rewrite_urls(nb, p.name):
@@ -177,17 +206,12 @@ def check(paths, fix_urls=False, sync=False, log=print, fix_metadata=False, fix_
         fixed = _fix_stored(nb, p, fix_metadata, fix_colab)
         if fixed:
             log(f"{p.name}: " + ", ".join(fixed))
-        if sync and (changed := sync_stubs(nb, p.name)):
+        if sync and (changed := sync_stubs(nb, p.name) + authoring.question_problems(nb, p.name, sync=True)):
             nbf.write(nb, p)
             for x in changed:
                 log(x + " (run `instructor refresh` on it)")
         problems = ([f"Colab: {x}" for x in colab.check_colab_cell(nb, p.name)] + stored.problems(nb)
-                    + _exercise_cell_problems(nb, p.name))
-        for sc in solution_cells(nb, p.name) + file_solution_cells(nb, p.name):
-            with solutions.self_study():            # the solutions must pass, whatever the shell's mode
-                problems += [f"{sc}: {x}" for x in verify_solution_cell(sc)]
-            if sc.key is None and sc.cuda:
-                log(f"{sc}: no exercises.check cell after it (solution and stub compile only)")
+                    + _exercise_problems(nb, p.name, log))
         try:
             _, notes = student_notebook(nb, p.name)
             if not solution_cells(nb, p.name):      # a student notebook: nothing may need clearing
@@ -215,7 +239,7 @@ def main(argv=None) -> int:
     c = sub.add_parser("check", help="Colab cell, badge and exercises of each notebook")
     c.add_argument("--fix-urls", action="store_true", help=f"set badge and clone URL to {course_lab.COURSE_REPO}")
     c.add_argument("--sync-stubs", action="store_true",
-                   help="rewrite exercise cells as the stubs of their kernels/solutions/ files")
+                   help="rewrite exercise cells as the stubs of their exercises/*/solution.cu (and write stub.cu)")
     c.add_argument("--fix-metadata", action="store_true", help="store the kernelspec JupyterLab writes (outputs untouched)")
     c.add_argument("--fix-colab", action="store_true", help="make the colab-install cell course_lab.colab_install_cell()")
     g = sub.add_parser("nbgrader", help="write an nbgrader course (source layout, autograded test cells)")
@@ -223,8 +247,15 @@ def main(argv=None) -> int:
     g.add_argument("--points", type=int, default=grading.POINTS, help="points per exercise")
     for p in (b, r, c, g):
         p.add_argument("notebooks", nargs="*", help="notebooks (default: all of notebooks/)")
+    n = sub.add_parser("new-exercise", help="scaffold exercises/KEY/ (exercise.toml, solution.cu, stub.cu)")
+    n.add_argument("key", help="the exercise's key, lower_case_with_underscores")
+    n.add_argument("--lesson", required=True, help="the notebook's number, NN")
+    n.add_argument("--kernel", help="the __global__ function the student writes (default: KEY)")
     args = ap.parse_args(argv)
     try:
+        if args.cmd == "new-exercise":
+            print("\n".join(authoring.scaffold(args.key, args.lesson, args.kernel)))
+            return 0
         paths = notebook_paths(args.notebooks)
         if args.cmd == "nbgrader":
             done = grading.export(paths, args.out, args.points)

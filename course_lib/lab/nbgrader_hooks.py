@@ -19,6 +19,7 @@ import os
 from nbgrader.preprocessors import ClearSolutions, Execute
 
 from ..teach.solutions import ENV_GRADED, has_solution, strip_solutions
+from ..teach.variants import ENV_STUDENT
 
 CELL_TIMEOUT_S = 300        # a notebook cell on the simulator takes seconds; a checker at most ~10
 
@@ -37,15 +38,18 @@ class GradedExecute(Execute):
     """nbgrader's Execute with the kernel in graded mode (it inherits this process's environment)."""
 
     def preprocess(self, nb, resources, *args, **kwargs):
-        before = os.environ.get(ENV_GRADED)
-        os.environ[ENV_GRADED] = "1"
+        # the submitting student's id: their exercise variants (course_lib.teach.variants, with a seed)
+        student = (resources or {}).get("nbgrader", {}).get("student") or ""
+        before = {k: os.environ.get(k) for k in (ENV_GRADED, ENV_STUDENT)}
+        os.environ.update({ENV_GRADED: "1", ENV_STUDENT: str(student)})
         try:
             return super().preprocess(nb, resources, *args, **kwargs)
         finally:
-            if before is None:
-                os.environ.pop(ENV_GRADED, None)
-            else:
-                os.environ[ENV_GRADED] = before
+            for k, v in before.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
 
 
 def _swap(app, trait, old, new) -> list:

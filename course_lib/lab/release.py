@@ -6,7 +6,7 @@
     build(paths, "build/release")                    # writes student/ and instructor/ (executed)
 
 An exercise cell is the ``%%cuda`` cell of notebook NN that defines the kernel of an exercise of
-lesson NN; in notebooks/ its body is the stub of kernels/solutions/<key>.cu (course_lib.solutions),
+lesson NN; in notebooks/ its body is the stub of exercises/<key>/solution.cu (course_lib.solutions),
 in an instructor copy the file's body with its BEGIN/END SOLUTION markers. A solution line is a line
 (its code part, 8+ characters) that only a solution holds: a student copy must show none, in cell
 sources, stored outputs or saved widget state, unless the student's notebook shows it anyway
@@ -61,12 +61,17 @@ def exercise_cells(nb, name: str) -> list[ExerciseCell]:
         if not name.startswith(f"{ex.lesson}_") or key not in solutions.keys():
             continue
         defines = re.compile(rf"\bvoid\s+{ex.kernel}\s*\(")
-        for i, c in enumerate(nb.cells):
-            if c.cell_type == "code" and c.source.startswith("%%cuda") and defines.search(c.source):
-                later = (j for j in range(i + 1, len(nb.cells)) if nb.cells[j].cell_type == "code"
-                         and (m := CHECK_CALL.search(nb.cells[j].source)) and m["key"] == key)
-                found.append(ExerciseCell(name, key, i, solutions.split_cell(c.source)[0], next(later, None)))
-                break
+        i = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.startswith("%%cuda")
+                  and defines.search(c.source)), None)
+        checks = [j for j, c in enumerate(nb.cells) if c.cell_type == "code"
+                  and (m := CHECK_CALL.search(c.source)) and m["key"] == key]
+        if i is None and checks:          # a cell holding only %%cuda before the check: the stub is missing
+            i = next((j for j in range(checks[0] - 1, -1, -1) if nb.cells[j].cell_type == "code"
+                      and nb.cells[j].source.startswith("%%cuda")
+                      and not solutions.split_cell(nb.cells[j].source)[1].strip()), None)
+        if i is not None:
+            later = next((j for j in checks if j > i), None)
+            found.append(ExerciseCell(name, key, i, solutions.split_cell(nb.cells[i].source)[0], later))
     return sorted(found, key=lambda e: e.index)
 
 
@@ -116,7 +121,7 @@ def instructor_notebook(nb, name=""):
     for ec in exercise_cells(nb, name):
         state = cell_state(nb, ec)
         if state == "edited":
-            raise BuildError(f"{ec}: the cell is neither the stub nor the solution of kernels/solutions/{ec.key}.cu; "
+            raise BuildError(f"{ec}: the cell is neither the stub nor the solution of exercises/{ec.key}/solution.cu; "
                              "edit the file, then `python -m course_lib instructor check --sync-stubs` rewrites the cell")
         cell = out.cells[ec.index]
         cell.source = f"{ec.magic}\n{solutions.body(ec.key)}"

@@ -11,9 +11,11 @@ int cols``; a copy when ``copy``), its launch (block, and the tile one block cov
 ceil(cols / tile_x), ceil(rows / tile_y), batch), the shapes to try — square, non-square, not a
 multiple of the tile, 1xN and Nx1; ``(batch, rows, cols)`` for batched kernels — the
 properties the lesson is about (``properties``), and what a correct kernel must also do
-(``own_tiles``: every block its own tile, every element moved once; ``wide``: 64-bit offsets on a
-launch over 2^32 elements; see ``footprint``). A :class:`Report` is a checker's answer. This
-module defines and describes; it runs nothing (``runs`` does, ``exercises.check`` decides).
+(``own_tiles``: every block its own tile, every element moved once; ``once``: every element moved
+once, whatever the launch, e.g. a grid-stride loop; ``wide``: 64-bit offsets on a
+launch over 2^32 elements; see ``footprint``). The course's exercises are folders (``spec``).
+A :class:`Report` is a checker's answer. This module defines and describes; it runs nothing
+(``runs`` does, ``exercises.check`` decides).
 """
 from __future__ import annotations
 
@@ -45,6 +47,14 @@ class Exercise:
     own_tiles: bool = False            # once correct: each block moves its own tile, each element once
     wide: tuple | None = None          # a shape over 2^32 elements whose sampled blocks must stay in their tile
     tiny: tuple = (2, 3)               # the smallest shape: does a loop stopped by the step limit end at all?
+    grid_text: tuple = ()              # the custom grid as written in exercise.toml ("cols / 32", ...)
+    once: bool = False                 # once correct: each element loaded and stored once (any launch)
+    points: int = 2                    # what the graded test cell is worth
+    question: str = ""                 # the question the notebook shows (markdown)
+    reveal: str = ""                   # the course kernel reveal() shows after a pass, in self-study
+    params: tuple = ()                 # this variant's parameters, sorted (name, value) pairs
+    variant: str = ""                  # how it differs from the default variant ("" for the default)
+    hidden: tuple = ()                 # shapes a graded release checks but does not show (exercise.toml)
 
     def launch(self, rows: int, cols: int, batch: int = 1) -> tuple:
         if self.grid is not None:
@@ -56,17 +66,20 @@ class Exercise:
         t = C_NAME[np.dtype(self.dtypes[0])]
         out = "rows x cols" if self.copy else "cols x rows"
         batched = any(len(s) == 3 for s in self.shapes)
-        grid = ("one block per row: grid = (rows,)" if self.grid is not None else
-                f"one per {self.tile[0]}x{self.tile[1]} tile: grid = (ceil(cols / {self.tile[0]}), "
-                f"ceil(rows / {self.tile[1]})" + (", batch)" if batched else ")"))
-        lines = [f"Exercise '{self.key}' (notebook {self.lesson}): {self.title}",
-                 f"  write: __global__ void {self.kernel}({t}* out, const {t}* in, int rows, int cols)"
-                 f"   // in: rows x cols, out: {out}",
-                 f"  launch: blocks of {self.block[0]}x{self.block[1]} threads, {grid}",
-                 "  shapes tried: " + ", ".join(_shape_name(s) for s in self.shapes),
-                 "  checked on every shape: the result (every element), out-of-bounds and misaligned accesses, "
-                 "barriers all threads reach" + (", races" if self._shared else "")]
+        grid = self._grid_words(batched)
+        lines = [f"Exercise '{self.key}' (notebook {self.lesson}): {self.title}"]
+        if self.variant:
+            lines.append(f"  YOUR VARIANT: {self.variant} (the notebook's cell is the default: adapt it; "
+                         f"cl.exercises.stub('{self.key}') prints your starting kernel)")
+        lines += [f"  write: __global__ void {self.kernel}({t}* out, const {t}* in, int rows, int cols)"
+                  f"   // in: rows x cols, out: {out}",
+                  f"  launch: blocks of {self.block[0]}x{self.block[1]} threads, {grid}",
+                  "  shapes tried: " + ", ".join(_shape_name(s) for s in self.shapes),
+                  "  checked on every shape: the result (every element), out-of-bounds and misaligned accesses, "
+                  "barriers all threads reach" + (", races" if self._shared else "")]
         lines += [f"  required: {p.name}" for p in self.properties]
+        if self.once and not self.own_tiles:
+            lines.append("  once correct: each element is loaded and stored once")
         if self.own_tiles:
             lines.append("  once correct: each block moves only its own tile, and each element is loaded and "
                          "stored once")
@@ -76,6 +89,15 @@ class Exercise:
         if self.note:
             lines.append(f"  note: {self.note}")
         return "\n".join(lines)
+
+    def _grid_words(self, batched: bool) -> str:
+        if self.grid_text:
+            return f"grid = ({', '.join(self.grid_text)}{',' if len(self.grid_text) == 1 else ''})" + (
+                " (a / rounds up)" if any("/" in g for g in self.grid_text) else "")
+        if self.grid is not None:
+            return "a grid of its own (see the exercise's text)"
+        return (f"one per {self.tile[0]}x{self.tile[1]} tile: grid = (ceil(cols / {self.tile[0]}), "
+                f"ceil(rows / {self.tile[1]})" + (", batch)" if batched else ")"))
 
     @property
     def _shared(self) -> bool:

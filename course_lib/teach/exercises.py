@@ -32,6 +32,7 @@ import warnings
 import numpy as np
 
 from .. import gpu as gpu_module
+from .. import transposes
 from ..errors import ArgumentError, KernelError, NotFound, SimulationLimit  # noqa: F401  (this module's API)
 from .exercise import Exercise, Report, expected, input_for, output_for  # noqa: F401
 from .exercise_list import EXERCISES, define  # noqa: F401
@@ -47,32 +48,57 @@ from .properties import (  # noqa: F401
     uses_shared,
     vector_width,
 )
-from . import footprint, solutions
+from . import footprint, solutions, variants
 from .runs import find_kernel, run_on_gpu, run_shapes
 from .solutions import Revealed, body, has_solution, solved, strip_solutions  # noqa: F401
 
 PASSED: set[str] = set()       # exercises whose check passed in this Python session
 
 
-def get(key: str) -> Exercise:
-    """The exercise named `key`; its repr tells the student what to write.  get("vectorized")"""
+def get(key: str, student: str | None = None) -> Exercise:
+    """The exercise named `key`, as this student's variant (``variants``: the default in self-study);
+    its repr tells the student what to write.  get("vectorized")"""
     if isinstance(key, str) and key in EXERCISES:
-        return EXERCISES[key]
+        return variants.exercise(key, student)
     close = difflib.get_close_matches(str(key), list(EXERCISES), n=2)
     raise NotFound(f"no exercise {key!r}", hint=(f"did you mean {' or '.join(map(repr, close))}? " if close else "")
                    + f"the exercises: {', '.join(EXERCISES)}")
 
 
+def variant(key: str, student: str | None = None) -> Exercise:
+    """The concrete Exercise `student` is asked for (default: whoever ``student_id`` names now).
+
+        exercises.variant("padded_tile", "alice")     # alice's tile, type and launch
+    """
+    return get(key, student)
+
+
+def student(student_id: str | None = None) -> str | None:
+    """Check this session's exercises as `student_id`'s variants; with no argument, say whose apply now
+    (a grader's id always wins over the notebook's).  cl.exercises.student("alice")"""
+    if student_id is not None:
+        variants.set_student(student_id)
+    return variants.student_id()
+
+
+def stub(key: str, student: str | None = None) -> str:
+    """The starting kernel of this student's variant of `key` (the notebook's cell for the default)."""
+    ex = get(key, student)
+    return solutions.stub(key, dict(ex.params) or None)
+
+
 # ---------------------------------------------------------------------------- checking
 
-def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shapes=None) -> Report:
+def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shapes=None,
+          student: str | None = None) -> Report:
     """Run the student's kernel on every shape of the exercise (or `shapes`), judge every property
-    on every shape; return a Report (never raises for a wrong kernel).
+    on every shape; return a Report (never raises for a wrong kernel). A key checks the variant of
+    `student` (default: whoever ``student()`` names; the default variant in self-study).
 
         exercises.check("padded_tile", transpose_padded)
         exercises.check("padded_tile", transpose_padded, shapes=[(33, 70), (200, 31)])
     """
-    ex = get(exercise) if isinstance(exercise, str) else exercise
+    ex = get(exercise, student) if isinstance(exercise, str) else exercise
     if shapes is not None:
         ex = dataclasses.replace(ex, shapes=_shapes(ex, shapes))
     report = Report(ex.key)
@@ -95,6 +121,8 @@ def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shap
             report.passed.append(p.name)
     if correct and ex.own_tiles:
         report.problems += _honest(ex, fn, dtype, runs, seed)
+    elif correct and ex.once:               # any launch (a grid-stride loop): each element moved once
+        report.problems += footprint.traffic(ex, runs)
     if correct and ((gpu is None and gpu_module.available()) or gpu):
         run_on_gpu(ex, fn, dtype, report, seed)
     if report.ok and not solutions.graded():
@@ -135,7 +163,7 @@ def _honest(ex, fn, dtype, runs, seed) -> list:
     return problems
 
 
-def grade(exercise, kernel=None, *, shapes=None) -> None:
+def grade(exercise, kernel=None, *, shapes=None, student: str | None = None) -> None:
     """An autograder's test (nbgrader's grade cell): print the checker's report, then raise
     AssertionError unless every check passed. Warnings and stderr go to stdout, so that only a
     failed check costs the points (nbgrader gives none to a cell that writes to stderr).
@@ -144,7 +172,7 @@ def grade(exercise, kernel=None, *, shapes=None) -> None:
     """
     with warnings.catch_warnings(), contextlib.redirect_stderr(sys.stdout):
         warnings.simplefilter("ignore")
-        report = check(exercise, kernel, shapes=shapes)
+        report = check(exercise, kernel, shapes=shapes, student=student)
     print(repr(report))
     if not report.ok:
         raise AssertionError(f"{report.exercise}: {len(report.problems)} problem(s), listed above with hints")
@@ -157,9 +185,10 @@ def _dtype(ex, fn):
 
 
 def reveal(key: str, give_up: bool = False) -> Revealed:
-    """The course's solution of exercise `key`, to compare with yours once your kernel passed
-    ``cl.exercises.check`` in this session, in self-study. In a graded run (``solutions.graded()``)
-    it is never shown, and ``give_up=True`` (kept so old notebooks run) shows nothing either.
+    """The course kernel that solves exercise `key` (the one its lesson shows next, with its listing),
+    to compare with yours once your kernel passed ``cl.exercises.check`` in this session, in self-study.
+    Never the solution file: a student repository has none. In a graded run (``solutions.graded()``)
+    nothing is shown, and ``give_up=True`` (kept so old notebooks run) shows nothing either.
 
         cl.exercises.reveal("padded_tile")                 # after check passed
     """
@@ -172,8 +201,10 @@ def reveal(key: str, give_up: bool = False) -> Revealed:
                              f"cl.exercises.check('{key}', {ex.kernel}) — read the checker's hints, they say what "
                              "to change. Once it passes, this cell shows the course's solution to compare with "
                              "yours.", False)
-    if solutions.directory() is None:
-        return Revealed(key, f"Your kernel passed. The course's solution is not installed with the course (the "
-                             f"solutions stay with instructors); to compare, see kernels/solutions/{key}.cu in the "
-                             f"course's repository: {solutions.REPO_URL}/{key}.cu", False)
-    return Revealed(key, solved(body(key)), True)
+    if not ex.reveal or ex.reveal not in transposes.SPECS:
+        return Revealed(key, f"Your kernel passed. Exercise '{key}' names no course kernel to compare with "
+                             "(reveal = \"NAME\" in its exercise.toml).", False)
+    spec = transposes.SPECS[ex.reveal]
+    title = (f"Your kernel passed. The course's version: `{ex.reveal}` — {spec.title} "
+             f"(kernels/{spec.file}, cl.transposes.kernel(\"{ex.reveal}\"))")
+    return Revealed(key, transposes.kernel(ex.reveal).source, True, title)

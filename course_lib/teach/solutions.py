@@ -5,13 +5,13 @@
     solutions.stub("shared_tile")         # the exercise cell's body as students get it
     cl.exercises.reveal("shared_tile")    # after check() passed, in self-study: the course's solution
 
-Solutions stay with instructors. Each is one real CUDA file, ``kernels/solutions/<exercise
-key>.cu``, in the course's repository (the instructor copy) and never in the installed package:
-the wheel leaves kernels/solutions/ out, so ``pip install`` (Colab, a hub) gives students the
-course without them, and :func:`directory` is None there (``$COURSE_LIB_SOLUTIONS`` may point
-at a folder of them). Its leading ``//!`` lines document the file; the rest is the instructor's
-version of the exercise's ``%%cuda`` cell body, with the solution between markers and the stub
-that replaces it::
+Solutions stay with instructors. Each is one real CUDA file, ``exercises/<exercise key>/solution.cu``,
+in the course's repository (the instructor copy) and never in the installed package: the wheel
+ships each exercise folder without it, so ``pip install`` (Colab, a hub) gives students the course
+without them, and :func:`directory` is None there (``$COURSE_LIB_SOLUTIONS`` may point at a folder
+of exercise folders holding them). Its leading ``//!`` lines document the file; the rest is the
+instructor's version of the exercise's ``%%cuda`` cell body, with the solution between markers and
+the stub that replaces it::
 
     // BEGIN SOLUTION
     //> int x = /* TODO */ 0;                 <- the stub line the student gets ('//> ' removed)
@@ -19,7 +19,11 @@ that replaces it::
     // END SOLUTION
 
 The student cell is :func:`stub` of the file, character for character (tests and ``instructor
-check`` keep them equal); the instructor copy puts :func:`body` back (``instructor build``).
+check`` keep them equal); the instructor copy puts :func:`body` back (``instructor build``). The
+stub is also a file, ``stub.cu`` beside the solution, so that a student repository and the wheel
+have it: :func:`stub_file_text` is what it must hold (``instructor check`` fails when it differs,
+``--sync-stubs`` rewrites it). Parameters of the exercise (``[params]`` of exercise.toml, upper-case
+names) are replaced by the variant's values (``spec.render``).
 :func:`strip_solutions` is the one implementation of the marker convention.
 
 Two modes: self-study (the default) and graded (:func:`graded`: ``COURSE_LIB_GRADED=1``, which the
@@ -35,12 +39,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import paths
 from ..errors import NotFound
-from ..kernel.module import KERNELS_DIR
+from . import spec
 
-SOLUTIONS_DIR = KERNELS_DIR / "solutions"          # in a checkout; a wheel has no such folder
+SOLUTIONS_DIR = paths.EXERCISES          # exercises/<key>/solution.cu in a checkout; a wheel has none
 ENV_DIR, ENV_GRADED = "COURSE_LIB_SOLUTIONS", "COURSE_LIB_GRADED"
-REPO_URL = "https://github.com/transpose-course/transpose-course/blob/main/kernels/solutions"
+REPO_URL = "https://github.com/transpose-course/transpose-course/blob/main/exercises"
 DOC = "//!"
 BEGIN, END, STUB = "BEGIN SOLUTION", "END SOLUTION", ">"
 _MARK = re.compile(r"^(?P<indent>\s*)(?P<comment>//|#)\s*(?P<what>BEGIN SOLUTION|END SOLUTION)\b.*$")
@@ -117,10 +122,10 @@ def self_study():
 
 
 def directory() -> Path | None:
-    """The folder of solution files on this machine: $COURSE_LIB_SOLUTIONS, or kernels/solutions/ of
-    a checkout; None where the course was installed without them (a wheel)."""
+    """The folder of exercise folders holding solution.cu files on this machine: $COURSE_LIB_SOLUTIONS,
+    or exercises/ of a checkout; None where the course was installed without them (a wheel)."""
     for d in (os.environ.get(ENV_DIR), SOLUTIONS_DIR):
-        if d and Path(d).is_dir() and any(Path(d).glob("*.cu")):
+        if d and Path(d).is_dir() and any(Path(d).glob(f"*/{spec.SOLUTION}")):
             return Path(d)
     return None
 
@@ -128,33 +133,67 @@ def directory() -> Path | None:
 def keys() -> list[str]:
     """Every exercise with a solution file here ([] where the solutions are not kept)."""
     d = directory()
-    return sorted(p.stem for p in d.glob("*.cu")) if d else []
+    return sorted(p.parent.name for p in d.glob(f"*/{spec.SOLUTION}")) if d else []
 
 
 def path(key: str) -> Path:
     d = directory()
     if d is None:
         raise NotFound(f"no solution of '{key}' here: the solutions stay with instructors",
-                       hint="the installed course carries none; they are kernels/solutions/*.cu of the course's "
-                            f"repository (set ${ENV_DIR} to a folder of them)")
-    p = d / f"{key}.cu"
+                       hint="the installed course carries none; they are exercises/*/solution.cu of the course's "
+                            f"repository (set ${ENV_DIR} to a folder of exercise folders holding them)")
+    p = d / key / spec.SOLUTION
     if not p.exists():
         raise NotFound(f"no solution file for '{key}' in {d}", hint=f"known: {', '.join(keys())}")
     return p
 
 
-def body(key: str) -> str:
-    """The instructor's cell body: the file without its leading //! lines and final newline
-    (a notebook cell has none), markers kept."""
-    lines = path(key).read_text().splitlines(keepends=True)
+def _cell(text: str) -> str:
+    """A .cu file as a cell body: without its leading //! lines and final newline (a cell has none)."""
+    lines = text.splitlines(keepends=True)
     while lines and lines[0].startswith(DOC):
         lines.pop(0)
     return "".join(lines).rstrip("\n")
 
 
-def stub(key: str) -> str:
-    """The student's cell body (what notebooks/ holds)."""
-    return strip_solutions(body(key))
+def _params(key: str, params) -> dict:
+    if params is not None:
+        return dict(params)
+    folder = paths.EXERCISES / key
+    return spec.defaults(spec.read(folder)) if (folder / spec.TOML).exists() else {}
+
+
+def body(key: str, params=None) -> str:
+    """The instructor's cell body of the variant `params` (default: the exercise's default variant):
+    the file without its leading //! lines and final newline, markers kept."""
+    return spec.render(_cell(path(key).read_text()), _params(key, params))
+
+
+def file_text(key: str, params=None) -> str:
+    """The solution file as the variant `params` renders it, //! lines included (what a student who
+    pasted the file of a checkout would compile)."""
+    lines = path(key).read_text().splitlines(keepends=True)
+    head = [line for line in lines if line.startswith(DOC)]
+    return "".join(head) + spec.render("".join(lines[len(head):]), _params(key, params))
+
+
+def stub(key: str, params=None) -> str:
+    """The student's cell body (what notebooks/ holds): from the solution where it is kept, else stub.cu."""
+    if directory() is not None and (directory() / key / spec.SOLUTION).exists():
+        return strip_solutions(body(key, params))
+    f = paths.EXERCISES / key / spec.STUB
+    if not f.exists():
+        raise NotFound(f"no stub of '{key}': neither {spec.SOLUTION} nor {spec.STUB} in {f.parent}",
+                       hint="python -m course_lib instructor check --sync-stubs writes stub.cu from solution.cu")
+    return spec.render(_cell(f.read_text()), _params(key, params))
+
+
+def stub_file_text(key: str) -> str:
+    """What exercises/<key>/stub.cu must hold: solution.cu's markers replaced by their stubs, parameters
+    left as names, under a //! line that says where it comes from."""
+    head = (f"{DOC} Generated from {spec.SOLUTION} (instructor-only) by `python -m course_lib instructor check "
+            f"--sync-stubs`: edit {spec.SOLUTION}, not this file.\n")
+    return head + strip_solutions(_cell(path(key).read_text())) + "\n"
 
 
 def split_cell(source: str) -> tuple[str, str]:
@@ -171,11 +210,12 @@ class Revealed:
     key: str
     text: str
     shown: bool
+    title: str = ""
 
     def __repr__(self):
-        return self.text
+        return f"{self.title}\n\n{self.text}" if self.title else self.text
 
     def _repr_markdown_(self):
         if not self.shown:
             return None
-        return f"**Solution of '{self.key}'** (`kernels/solutions/{self.key}.cu`)\n\n```cuda\n{self.text}```\n"
+        return f"**{self.title or 'Solution of ' + repr(self.key)}**\n\n```cuda\n{self.text}```\n"

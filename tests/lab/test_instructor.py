@@ -2,6 +2,7 @@
 student stub fails it with hints; the student build shows no solution; the Colab cell of every
 notebook does nothing off Colab and, under a fake google.colab, only clones the course and installs
 it (and that install works from a fresh clone); environment.yml; refreshing stored outputs."""
+import dataclasses
 import json
 import os
 import re
@@ -68,7 +69,7 @@ def test_every_exercise_has_its_stub_cell_checker_and_reveal_in_its_notebook():
         assert not I.solution_cells(nb, p.name), f"{p.name} holds solution markers: notebooks/ is what students open"
         for ec in I.exercise_cells(nb, p.name):
             found[ec.key] = ec
-            assert I.cell_state(nb, ec) == "stub", f"{ec}: not the stub of kernels/solutions/{ec.key}.cu"
+            assert I.cell_state(nb, ec) == "stub", f"{ec}: not the stub of exercises/{ec.key}/solution.cu"
             assert ec.check_index is not None, f"{ec}: no exercises.check cell after it"
             assert f'cl.exercises.reveal("{ec.key}")' in nb.cells[ec.check_index + 1].source, f"{ec}: no reveal cell"
     assert set(found) == set(E.EXERCISES) == set(solutions.keys())
@@ -195,6 +196,102 @@ def test_an_edited_exercise_cell_stops_the_build_until_synced(tmp_path):
     assert student.cells[0].source == nb.cells[0].source
 
 
+# ------------------------------------------------------------------------------------ what check catches
+
+from course_lib import paths                                      # noqa: E402
+from course_lib.lab import authoring                              # noqa: E402
+
+
+def _cells(*sources):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
+    return nb
+
+
+def test_check_fails_on_missing_cells_and_on_a_cell_holding_only_cuda():
+    name = "05_t.ipynb"
+    missing = authoring.missing_cells(_cells("x = 1"), name)
+    assert len(missing) == 1 and "'padded_tile'" in missing[0] and "cl.exercises.check" in missing[0]
+    nb = _cells('cl.exercises.get("padded_tile")', "%%cuda", 'cl.exercises.check("padded_tile", transpose_padded)',
+                'cl.exercises.reveal("padded_tile")')
+    assert not authoring.missing_cells(nb, name)                  # the bare %%cuda cell is the exercise's cell
+    assert any("holds only %%cuda" in x and "--sync-stubs" in x for x in I._exercise_cell_problems(nb, name))
+    assert I.sync_stubs(nb, name) and nb.cells[1].source == "%%cuda\n" + solutions.stub("padded_tile")
+    assert not I._exercise_cell_problems(nb, name)
+
+
+def test_check_fails_on_a_stub_file_out_of_sync_and_sync_stubs_rewrites_it(tmp_path, monkeypatch):
+    shutil.copytree(paths.EXERCISES, tmp_path / "exercises")
+    monkeypatch.setattr(paths, "EXERCISES", tmp_path / "exercises")
+    monkeypatch.setattr(solutions, "SOLUTIONS_DIR", tmp_path / "exercises")
+    assert not authoring.stub_file_problems()
+    sol = tmp_path / "exercises" / "padded_tile" / "solution.cu"
+    sol.write_text(sol.read_text().replace("//> __shared__ T tile[TILE][TILE];", "//> __shared__ T tile[TILE][TILE]; // pad?"))
+    (problem,) = authoring.stub_file_problems()
+    assert "exercises/padded_tile/stub.cu is not the stub of solution.cu" in problem and "--sync-stubs" in problem
+    assert not I.check([], log=lambda x: None)                     # instructor check fails ...
+    assert I.check([], sync=True, log=lambda x: None)              # ... until --sync-stubs writes stub.cu
+    assert "// pad?" in (tmp_path / "exercises" / "padded_tile" / "stub.cu").read_text()
+
+
+def test_check_finds_stale_stored_outputs_of_an_exercises_cells(monkeypatch):
+    path = next(p for p in NOTEBOOKS if p.name.startswith("05_"))
+    nb = _read(path)
+    (ec,) = release.exercise_cells(nb, path.name)
+    stub = _compile(nb.cells[ec.index].source)["transpose_padded"]
+    reports = {"padded_tile": E.check(E.EXERCISES["padded_tile"], stub)}
+    assert not authoring.stale_outputs(nb, path.name, reports)
+    edited = dataclasses.replace(E.EXERCISES["padded_tile"], title="a 64x64 tile without bank conflicts")
+    monkeypatch.setitem(E.EXERCISES, "padded_tile", edited)
+    (stale,) = authoring.stale_outputs(nb, path.name, reports)
+    assert "cl.exercises.get(\"padded_tile\") is stale" in stale and "instructor refresh" in stale
+    reports["padded_tile"].problems.append(("something new", "hint"))
+    assert any("not the checker's answer to the stub" in x for x in authoring.stale_outputs(nb, path.name, reports))
+
+
+def test_the_question_the_notebook_shows_comes_from_the_exercise_folder(monkeypatch):
+    path = next(p for p in NOTEBOOKS if p.name.startswith("06_"))
+    nb = _read(path)
+    assert not authoring.question_problems(nb, path.name)          # every notebook's text is its folder's now
+    ex = E.EXERCISES["tile_32x8"]
+    monkeypatch.setitem(E.EXERCISES, "tile_32x8", dataclasses.replace(ex, question="## Exercise: new words\n\nMore."))
+    (problem,) = authoring.question_problems(nb, path.name)
+    assert "not the `question` of exercises/tile_32x8/exercise.toml" in problem
+    i, cell = authoring._question_cell(nb, "tile_32x8")
+    before = cell.source[:cell.source.index("## Exercise")]
+    assert authoring.question_problems(nb, path.name, sync=True)
+    assert nb.cells[i].source == before + "## Exercise: new words\n\nMore."   # the text above it is kept
+    assert not authoring.question_problems(nb, path.name)
+
+
+def test_check_finds_a_solution_shown_above_its_exercise_mistakes_included():
+    nb06 = next(p for p in NOTEBOOKS if p.name.startswith("06_"))
+    (found,) = authoring.shown_above(_read(nb06), nb06.name)       # the uninitialized_shared mistake's kernel
+    assert "'tile_32x8'" in found and "mistakes" in found
+    body = solutions.solved(solutions.body("shared_tile"))
+    nb = _cells("# an explanation", 'cl.exercises.get("shared_tile")', "%%cuda\n" + solutions.stub("shared_tile"),
+                'cl.exercises.check("shared_tile", transpose_tile)')
+    assert not authoring.shown_above(nb, "04_t.ipynb")
+    nb.cells[0] = nbformat.v4.new_markdown_cell("Here is how:\n```cuda\n" + body + "\n```")
+    assert "'shared_tile'" in authoring.shown_above(nb, "04_t.ipynb")[0]
+
+
+def test_new_exercise_scaffolds_a_folder_that_loads_passes_and_says_what_next(tmp_path, monkeypatch, capsys):
+    from course_lib.teach import spec
+    monkeypatch.setattr(paths, "EXERCISES", tmp_path)
+    assert I.main(["new-exercise", "my_copy", "--lesson", "02"]) == 0
+    steps = capsys.readouterr().out
+    assert "exercise.toml" in steps and "--sync-stubs" in steps and "instructor refresh" in steps
+    ex = spec.load(tmp_path / "my_copy")
+    assert ex.lesson == "02" and ex.kernel == "my_copy"
+    body = solutions._cell((tmp_path / "my_copy" / "solution.cu").read_text())
+    stub = solutions._cell((tmp_path / "my_copy" / "stub.cu").read_text())
+    assert solutions.has_solution(body) and stub == solutions.strip_solutions(body)
+    assert E.check(ex, _compile("%%cuda\n" + body)["my_copy"]).ok
+    assert not E.check(ex, _compile("%%cuda\n" + stub)["my_copy"]).ok
+    assert I.main(["new-exercise", "my_copy", "--lesson", "02"]) == 1        # never overwrites
+
+
 def _tiny_notebook(solution_cell, later_output_text):
     nb = nbformat.v4.new_notebook()
     sol = nbformat.v4.new_code_cell(solution_cell)
@@ -296,6 +393,8 @@ def test_colab_install_from_a_fresh_clone_gives_an_importable_course(tmp_path):
              "print('ok', p)")
     env = dict(os.environ, COURSE_LIB_BACKEND="sim")
     assert not list(target.glob("course_lib/kernels/solutions*")) and list(target.glob("course_lib/kernels/*.cu"))
+    assert not list(target.glob("course_lib/exercise_files/*/solution.cu"))
+    assert len(list(target.glob("course_lib/exercise_files/*/stub.cu"))) == len(E.EXERCISES)
     installed = subprocess.run([sys.executable, "-c", probe, str(target), "installed"], env=dict(env, PYTHONPATH=str(target)),
                                capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert installed.returncode == 0 and "ok" in installed.stdout, installed.stderr[-2000:]

@@ -113,7 +113,7 @@ def test_a_solution_file_is_refused_and_its_text_too_in_a_graded_run(monkeypatch
     """Self-study and the instructor copy accept the solution's text (test_exercises.py: every solution
     passes); a graded run refuses it. The same code in a student's words passes (the last test here)."""
     ex = E.get(key)
-    from_file = cl.RawModule(code=solutions.path(key).read_text()).get_function(ex.kernel)
+    from_file = cl.RawModule(code=solutions.file_text(key)).get_function(ex.kernel)   # parameters rendered
     assert "solution file" in _report(key, from_file)
     monkeypatch.setenv("COURSE_LIB_GRADED", "1")
     assert "markers" in _report(key, _kernel(SOL[key], ex.kernel))

@@ -4,6 +4,7 @@ fail with a message that names the problem and a hint. The checker must judge ev
 every shape: kernels that are right on the first shape and wrong (racing, out of bounds, a barrier
 some threads skip, uncoalesced) only on the others are here too. Simulator only; nothing timed."""
 import re
+import shutil
 
 import numpy as np
 import pytest
@@ -12,7 +13,8 @@ import course_lib as cl
 from course_lib.teach import exercises as E
 from course_lib.notebook import magic
 from course_lib.compile import nvrtc
-from course_lib.teach import solutions
+from course_lib.teach import solutions, spec, variants
+from course_lib.teach.exercise_list import folder
 from course_lib.lessons import aos
 from course_lib.teach.properties import Shape
 
@@ -26,14 +28,14 @@ def _kernel(source, name):
 def _mutate(key, pairs):
     src = SOL[key]
     for old, new in zip(pairs[::2], pairs[1::2]):
-        assert old in src, f"{key}: {old!r} is not in kernels/solutions/{key}.cu"
+        assert old in src, f"{key}: {old!r} is not in exercises/{key}/solution.cu"
         src = src.replace(old, new)
     return src
 
 
 def test_every_exercise_has_a_solution_file_and_every_file_an_exercise():
     assert set(SOL) == set(E.EXERCISES)
-    assert {"00", "03", "04", "05", "06", "07", "08", "09", "10", "12"} == {ex.lesson for ex in E.EXERCISES.values()}
+    assert {"00", "02", "03", "04", "05", "06", "07", "08", "09", "10", "12"} == {ex.lesson for ex in E.EXERCISES.values()}
 
 
 @pytest.mark.parametrize("key", sorted(SOL))
@@ -78,6 +80,16 @@ WRONG = [
     ("first_copy", "an int temporary", ("out[y * cols + x] = in[y * cols + x];",
                                         "int v = in[y * cols + x]; out[y * cols + x] = v;"),
      ["lost their fraction", "float"]),
+    # 02: the grid-stride copy (a grid of 8 blocks: not one tile per block, so each element once is its own property)
+    ("grid_copy", "step = gridDim.x * blockDim.x: the 8 rows of threads forgotten, every element ~8 times",
+     ("size_t step = (size_t)gridDim.x * blockDim.y * blockDim.x;", "size_t step = (size_t)gridDim.x * blockDim.x;"),
+     ["correct on 5 shapes", "loaded more than once", "blockDim.x * blockDim.y"]),
+    ("grid_copy", "step = blockDim.x", ("size_t step = (size_t)gridDim.x * blockDim.y * blockDim.x;", "size_t step = blockDim.x;"), ["loaded more than once"]),
+    ("grid_copy", "threadIdx.y left out of the thread's number", ("((size_t)blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x", "(size_t)blockIdx.x * blockDim.x + threadIdx.x"),
+     ["never written"]),
+    ("grid_copy", "threads numbered y fastest: 8 rows apart in a warp",
+     ("((size_t)blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x", "((size_t)blockIdx.x * blockDim.x + threadIdx.x) * blockDim.y + threadIdx.y"),
+     ["correct on 5 shapes", "32.0 sectors per request", "threadIdx.x"]),
     # 03: the column-reading naive transpose
     ("column_read", "naive_row's mapping pasted in", ("int r = blockIdx.y * 32 + threadIdx.x;", "int r = blockIdx.y * 8 + threadIdx.y;",
                                                       "int c = blockIdx.x * 8 + threadIdx.y;", "int c = blockIdx.x * 32 + threadIdx.x;"),
@@ -108,16 +120,10 @@ WRONG = [
      ["no races", "on 1000x1030", "RAW"]),
     ("shared_tile", "an int tile", ("__shared__ float tile[32][32];", "__shared__ int tile[32][32];"),
      ["lost their fraction", "float"]),
-    # 05: padding
-    ("padded_tile", "not padded: 32-way conflicts", ("[32 + 1]", "[32]"), ["bank conflicts", "32.0 wavefronts per request", "pad"]),
-    ("padded_tile", "padded by 2: still 2-way", ("[32 + 1]", "[32 + 2]"), ["bank conflicts", "2.0 wavefronts per request"]),
-    ("padded_tile", "no barrier", ("__syncthreads();", ""), ["no races"]),
-    ("padded_tile", "rows and cols swapped in the store's bounds test", ("if (x < rows && y < cols)", "if (x < cols && y < rows)"),
-     ["96x160", "wrong"]),
-    ("padded_tile", "the barrier inside the bounds if (CUDA_Freshman's tile)", (TILE_IN, BARRIER_IN_IF), BARRIER_WORDS),
-    ("padded_tile", "the tile only for square matrices, the naive transpose for the rest",
-     ("    int x = blockIdx.x * 32 + threadIdx.x;\n    int y = blockIdx.y * 32 + threadIdx.y;\n",
-      "    int x = blockIdx.x * 32 + threadIdx.x;\n    int y = blockIdx.y * 32 + threadIdx.y;\n"
+    # 05: padding — the rest is derived from the exercise's own solution and parameters (DERIVED below)
+    ("shared_tile", "the tile only for square matrices, the naive transpose for the rest",
+     ("    int y = blockIdx.y * 32 + threadIdx.y;          // row of in\n",
+      "    int y = blockIdx.y * 32 + threadIdx.y;          // row of in\n"
       "    if (rows != cols) {\n        if (x < cols && y < rows) out[(size_t)x * rows + y] = in[(size_t)y * cols + x];\n"
       "        return;\n    }\n"),
      ["global stores coalesced", "on 96x160", "32.0 sectors per request"]),
@@ -239,17 +245,80 @@ def test_aos_struct_stub_fails_for_conflicts_ptxas_cannot_remove():
     assert per_warp(SOL["aos_struct"]) == (("40 × LDS", 40, 0), ("40 × STS", 40, 0))
 
 
+def derived(ex, body_of) -> list:
+    """Wrong kernels derived from an exercise's own solution (`body_of(params)`, its default's params in
+    ex.params) and parameters, with what the report must say: no tile size or type is written here, so
+    an exercise edited in its folder (a 64x64 padded_tile) is tested as it is. [(what, source, words)]"""
+    params, out = dict(ex.params), []
+    src, names = body_of(params), {p.name for p in ex.properties}
+    if "__syncthreads();" in src and E.no_races().name in names:
+        out.append(("no barrier", src.replace("__syncthreads();", ""), ["no races", "__syncthreads()"]))
+        if re.search(r"\bint x\b", src) and len(ex.shapes[0]) == 2:
+            out.append(("the barrier only for threads inside the matrix",
+                        src.replace("__syncthreads();", "if (x < cols) __syncthreads();"), ["Barrier skipped"]))
+    swapped = re.sub(r"x < rows && (y[^<]*) < cols", r"x < cols && \1 < rows", src)
+    if swapped != src:
+        out.append(("rows and cols swapped in the store's bounds test", swapped, ["96x160", "wrong"]))
+    if params.get("PAD") and E.no_bank_conflicts().name in names:
+        out.append(("not padded: a column of the tile in one bank", body_of({**params, "PAD": 0}),
+                    ["bank conflicts", "pad"]))
+        out.append(("padded by one more: still 2-way", body_of({**params, "PAD": params["PAD"] + 1}),
+                    ["bank conflicts", "2.0 wavefronts per request"]))
+    return out
+
+
+DERIVED = [(key, *w) for key in ("padded_tile",) for w in derived(E.get(key), lambda p, k=key: solutions.body(k, p))]
+
+
+@pytest.mark.parametrize("key,what,src,words", DERIVED, ids=[f"{d[0]}: {d[1]}" for d in DERIVED])
+def test_wrong_kernel_derived_from_the_exercise_fails(key, what, src, words):
+    ex = E.EXERCISES[key]
+    text = repr(E.check(ex, _kernel(src, ex.kernel)))
+    assert text.startswith("✗") and "hint:" in text and all(w in text for w in words), f"{what}:\n{text}"
+
+
+def test_a_64x64_padded_tile_needs_only_its_folder(tmp_path):
+    """An instructor makes padded_tile a 64x64 tile (64x16 threads, a loop) by editing exercises/padded_tile/
+    alone, in a copy: it loads, its solution passes, its stub fails, every derived wrong kernel fails."""
+    copy = tmp_path / "padded_tile"
+    shutil.copytree(folder("padded_tile"), copy)
+    toml = (copy / "exercise.toml").read_text()
+    toml = toml.replace("TILE = 32", "TILE = 64\nBY = 16").replace('block = ["TILE", "TILE"]', 'block = ["TILE", "BY"]')
+    (copy / "exercise.toml").write_text(toml)
+    sol = (copy / "solution.cu").read_text()
+    for old, new in (("    if (x < cols && y < rows)\n        tile[threadIdx.y][threadIdx.x] = in[(size_t)y * cols + x];",
+                      "    for (int j = 0; j < TILE; j += BY)\n        if (x < cols && y + j < rows)\n"
+                      "            tile[threadIdx.y + j][threadIdx.x] = in[(size_t)(y + j) * cols + x];"),
+                     ("    if (x < rows && y < cols)\n        out[(size_t)y * rows + x] = tile[threadIdx.x][threadIdx.y];",
+                      "    for (int j = 0; j < TILE; j += BY)\n        if (x < rows && y + j < cols)\n"
+                      "            out[(size_t)(y + j) * rows + x] = tile[threadIdx.x][threadIdx.y + j];")):
+        assert old in sol
+        sol = sol.replace(old, new)
+    (copy / "solution.cu").write_text(sol)
+    ex = spec.load(copy)
+    assert (ex.tile, ex.block) == ((64, 64), (64, 16)) and "64x64 tile" in repr(ex)
+    body_of = lambda p: spec.render(solutions._cell(sol), p)       # noqa: E731
+    assert E.check(ex, _kernel(body_of(dict(ex.params)), ex.kernel)).ok
+    assert not E.check(ex, _kernel(E.strip_solutions(body_of(dict(ex.params))), ex.kernel)).ok
+    wrong = derived(ex, body_of)
+    assert len(wrong) >= 4
+    for what, src, words in wrong:
+        text = repr(E.check(ex, _kernel(src, ex.kernel)))
+        assert text.startswith("✗") and all(w in text for w in words), f"{what}:\n{text}"
+
+
 def test_at_least_three_wrong_kernels_per_exercise_and_the_barrier_in_if_where_a_block_barrier_is():
     for key in E.EXERCISES:
-        assert sum(w[0] == key for w in WRONG) >= 3, key
+        mine = [w for w in WRONG if w[0] == key] + [(d[0], d[1], d[2], d[3]) for d in DERIVED if d[0] == key]
+        assert len(mine) >= 3, key
         if "__syncthreads()" in SOL[key]:
-            assert any(w[0] == key and "Barrier skipped" in w[3] for w in WRONG), key
+            assert any("Barrier skipped" in w[3] for w in mine), key
 
 
 def test_a_kernel_right_on_the_first_shape_is_judged_on_every_shape():
     """Out of bounds only on 1xN: the old checker (properties on the first shape) saw nothing."""
-    src = _mutate("padded_tile", ("if (x < cols && y < rows)\n        tile", "if (x < cols && (y < rows || rows == 1))\n        tile"))
-    text = repr(E.check("padded_tile", _kernel(src, "transpose_padded")))
+    src = _mutate("shared_tile", ("if (x < cols && y < rows)\n        tile", "if (x < cols && (y < rows || rows == 1))\n        tile"))
+    text = repr(E.check("shared_tile", _kernel(src, "transpose_tile")))
     assert "on a 1x4097 matrix the simulator stopped the kernel" in text and "Out of bounds" in text
 
 
@@ -272,7 +341,7 @@ def test_coalescing_allows_what_misaligned_rows_cost_and_no_more():
 
 
 def test_report_names_the_other_shapes_where_a_property_fails():
-    src = _mutate("padded_tile", ("[32 + 1]", "[32]"))
+    src = solutions.body("padded_tile", {**dict(E.EXERCISES["padded_tile"].params), "PAD": 0})   # not padded
     text = repr(E.check("padded_tile", _kernel(src, "transpose_padded")))
     assert re.search(r"on 64x64: .*\(also on 96x160, 1000x1030", text)
 
@@ -292,7 +361,7 @@ def test_checker_answers_instead_of_raising_for_wrong_objects():
     assert "stopped the kernel" in text and "also on" not in text       # one shape is enough to say so
 
 
-def test_reveal_shows_the_solution_only_after_a_pass_and_only_in_self_study(monkeypatch):
+def test_reveal_shows_the_course_kernel_only_after_a_pass_and_only_in_self_study(monkeypatch):
     E.PASSED.discard("column_read")
     for asked in (E.reveal("column_read"), E.reveal("column_read", give_up=True)):   # giving up shows nothing
         assert not asked.shown and "stays hidden until your kernel passes" in repr(asked)
@@ -300,21 +369,26 @@ def test_reveal_shows_the_solution_only_after_a_pass_and_only_in_self_study(monk
     assert not E.check("column_read", _kernel(solutions.stub("column_read"), "transpose_col")).ok
     assert not E.reveal("column_read").shown                              # a failed check reveals nothing
     assert E.check("column_read", _kernel(SOL["column_read"], "transpose_col")).ok
-    shown = E.reveal("column_read")
-    assert shown.shown and "int r = blockIdx.y * 32 + threadIdx.x;" in repr(shown)
-    assert "SOLUTION" not in repr(shown) and "//>" not in repr(shown) and "```cuda" in shown._repr_markdown_()
+    course = cl.transposes.kernel(E.get("column_read").reveal).source     # naive_col, notebook 03's next listing
+    for where in ("checkout", "installed"):                               # the same without solution files
+        shown = E.reveal("column_read")
+        assert shown.shown and course in repr(shown) and "naive_col" in repr(shown)
+        assert "int r = blockIdx.y * 32 + threadIdx.x;" not in repr(shown)    # never the solution file
+        assert "SOLUTION" not in repr(shown) and "```cuda" in shown._repr_markdown_()
+        monkeypatch.setattr(solutions, "SOLUTIONS_DIR", solutions.SOLUTIONS_DIR / "nowhere")   # an installed wheel
+    assert solutions.keys() == [] and solutions.directory() is None
+    assert solutions.stub("column_read") == strip_solutions_of("column_read")   # stub.cu stands in
+    with pytest.raises(KeyError, match="stay with instructors"):
+        solutions.body("column_read")
     monkeypatch.setenv("COURSE_LIB_GRADED", "1")                          # a graded release: never
     graded = E.reveal("column_read")
     assert not graded.shown and "graded release" in repr(graded) and "blockIdx" not in repr(graded)
-    monkeypatch.delenv("COURSE_LIB_GRADED")
-    monkeypatch.setattr(solutions, "SOLUTIONS_DIR", solutions.SOLUTIONS_DIR / "nowhere")   # an installed wheel
-    elsewhere = E.reveal("column_read")
-    assert not elsewhere.shown and "kernels/solutions/column_read.cu" in repr(elsewhere)
-    assert solutions.keys() == [] and solutions.directory() is None
-    with pytest.raises(KeyError, match="stay with instructors"):
-        solutions.body("column_read")
     with pytest.raises(KeyError, match="no exercise"):
         E.reveal("nope")
+
+
+def strip_solutions_of(key):
+    return E.strip_solutions(SOL[key])
 
 
 def test_strip_solutions_convention():
@@ -348,3 +422,84 @@ def test_random_inputs_are_never_zero_and_differ_from_the_poison():
     for dtype in (np.float32, np.float64, np.float16, np.uint8, np.uint16):
         a, _ = E.input_for(E.get("first_copy"), (64, 64), dtype, 0)
         assert (a != 0).all() and not np.isin(a, E.output_for(E.get("first_copy"), a)).any()
+
+
+# ---------------------------------------------------------------------------- variants per student
+
+
+VARIANTS = [(key, i) for key in sorted(E.EXERCISES) for i, _ in enumerate(variants.declared(key))]
+
+
+def _variant(key, i):
+    params = {**spec.defaults(spec.read(folder(key))), **variants.declared(key)[i]}
+    return params, spec.load(folder(key), params)
+
+
+def test_the_five_exercises_the_issue_names_have_variants():
+    assert {"shared_tile", "padded_tile", "tile_32x8", "aos_struct", "async_tile"} <= {k for k, _ in VARIANTS}
+
+
+@pytest.mark.parametrize("key,i", VARIANTS, ids=[f"{k}-{i}" for k, i in VARIANTS])
+def test_a_variant_is_solved_by_its_own_solution_and_not_by_the_notebooks_or_a_neighbours(key, i):
+    params, ex = _variant(key, i)
+    assert ex.variant and f"YOUR VARIANT: {ex.variant}" in repr(ex)
+    assert E.check(ex, _kernel(solutions.body(key, params), ex.kernel)).ok
+    printed = E.check(ex, _kernel(SOL[key], ex.kernel))           # the default: the notebook's answer
+    assert not printed.ok and "hint:" in repr(printed)
+    other = variants.declared(key)[(i + 1) % len(variants.declared(key))]
+    if other != variants.declared(key)[i]:
+        theirs = solutions.body(key, {**spec.defaults(spec.read(folder(key))), **other})
+        assert theirs != solutions.body(key, params) and not E.check(ex, _kernel(theirs, ex.kernel)).ok
+
+
+def test_a_students_variant_is_drawn_from_their_id_and_a_grader_id_wins(monkeypatch):
+    for name in (variants.ENV_STUDENT, variants.ENV_HUB_USER, variants.ENV_SEED, "COURSE_LIB_GRADED"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(variants, "_explicit", [None])
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    assert E.get("padded_tile") is E.EXERCISES["padded_tile"] and E.student() is None   # self-study: the default
+    monkeypatch.setenv(variants.ENV_HUB_USER, "alice")
+    monkeypatch.setenv(variants.ENV_STUDENT, "bob")
+    monkeypatch.setenv("COURSE_LIB_GRADED", "1")
+    assert E.student() is None                                     # no class seed: variants are off
+    monkeypatch.delenv(variants.ENV_STUDENT)
+    monkeypatch.setenv(variants.ENV_SEED, "class of 2026")
+    monkeypatch.delenv("COURSE_LIB_GRADED")
+    assert E.student() is None                                     # the hub user counts in a graded run only
+    monkeypatch.setenv("COURSE_LIB_GRADED", "1")
+    assert E.student() == "alice" and E.get("padded_tile").variant == E.variant("padded_tile", "alice").variant
+    drawn = {E.variant("padded_tile", f"s{n}").variant for n in range(40)}
+    assert "" not in drawn and len(drawn) == len(variants.declared("padded_tile"))   # never the default; all used
+    assert E.variant("tile_32x8", "bob").params == E.variant("tile_32x8", "bob").params   # the same student, the same
+    E.student("mallory")                                           # the notebook names someone else ...
+    assert E.student() == "mallory"
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert E.student() is None                                     # ... which autograding ignores
+    monkeypatch.setenv(variants.ENV_STUDENT, "bob")                # the autograder's id is the one
+    assert E.student() == "bob" and E.get("aos_struct").variant == E.variant("aos_struct", "bob").variant
+    seeds = set()
+    for seed in ("a", "b", "c", "d", "e", "f"):
+        monkeypatch.setenv(variants.ENV_SEED, seed)
+        seeds.add(E.variant("shared_tile", "bob").variant)
+    assert len(seeds) > 1                                          # a course seed reshuffles
+
+
+def test_a_variants_check_stub_and_text_follow_its_parameters(monkeypatch):
+    monkeypatch.setattr(variants, "_explicit", [None])
+    monkeypatch.delenv(variants.ENV_STUDENT, raising=False)
+    who = next(s for s in (f"s{n}" for n in range(100)) if "T = unsigned char" in E.variant("padded_tile", s).variant)
+    ex = E.variant("padded_tile", who)
+    assert "unsigned char* out" in repr(ex) and ex.dtypes == (np.uint8,)
+    assert "unsigned char tile[32][32];" in E.stub("padded_tile", who)
+    report = E.check("padded_tile", _kernel(E.stub("padded_tile", who), ex.kernel), student=who)
+    assert not report.ok and "[32][32 + 4]" in repr(report)          # the hint has the variant's padding
+    assert E.check("padded_tile", _kernel(solutions.body("padded_tile", dict(ex.params)), ex.kernel), student=who).ok
+    assert not E.check("padded_tile", _kernel(SOL["padded_tile"], ex.kernel), student=who).ok
+
+
+@pytest.mark.parametrize("key", sorted(SOL))
+def test_stub_file_is_the_solutions_stub(key):
+    """exercises/<key>/stub.cu is what a student repository and the wheel have: it must be solution.cu's
+    stub (instructor check --sync-stubs writes it), and render to the notebook's cell without solution.cu."""
+    assert (folder(key) / spec.STUB).read_text() == solutions.stub_file_text(key)
+    assert solutions.stub(key) == E.strip_solutions(SOL[key])

@@ -1,18 +1,10 @@
-//! Exercise 'aos_struct' (08_aos_struct_loading.ipynb): the instructor's version of the exercise's %%cuda cell.
-//! The notebook holds this file without the //! lines and with each BEGIN/END SOLUTION block
-//! replaced by its //> stub lines; cl.exercises.reveal('aos_struct') shows the solution.
-//! Why I = 40: with k = n, NVRTC 13.0's ptxas for sm_90 turns each lane's 40 loads into ten LDS.128
-//! (its row is a multiple of 16 bytes), and 16-byte loads leave P / 4 = 2-way conflicts; Giles's
-//! k = n + n / 160 is 40 conflict-free LDS. For I = 4, 6 or 12 the vectors alone remove them.
-#define I 40                                 // fields per struct: I = P * F = 8 * 5
+//! Generated from solution.cu (instructor-only) by `python -m course_lib instructor check --sync-stubs`: edit solution.cu, not this file.
+#define I FIELDS                                 // fields per struct: I = P * F = {AOS_P} * {AOS_F}
 #define WARPS 4                              // warps per block, 32 structs each
 
 __device__ int slot(int n, int j)            // the shared word of element n = i + j*I (field i of struct j)
 {
-    // BEGIN SOLUTION
-    //> return n;                            // k = i + j*I: right answer, but is it conflict-free for I = 40?
-    return n + n / 160;                      // Giles: one word of padding after every 32F = 160 elements
-    // END SOLUTION
+    return n;                            // k = i + j*I: right answer, but is it conflict-free for I = {FIELDS}?
 }
 
 __global__ void aos_to_soa(float* out, const float* in, int rows, int cols)

@@ -1,6 +1,6 @@
 //! Exercise 'batched' (10_real_shapes.ipynb): the instructor's version of the exercise's %%cuda cell.
 //! The notebook holds this file without the //! lines and with each BEGIN/END SOLUTION block
-//! replaced by its //> stub lines; cl.exercises.reveal('batched') shows the solution.
+//! replaced by its //> stub lines (stub.cu beside it, generated). Instructor-only: never in the wheel.
 // A batch of matrices: in holds gridDim.z matrices of rows x cols, back to back; out as many
 // of cols x rows. Block z transposes matrix z with the 32x8 padded tile of notebook 06.
 __global__ void transpose_batched(float* out, const float* in, int rows, int cols)

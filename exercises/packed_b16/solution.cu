@@ -1,6 +1,6 @@
 //! Exercise 'packed_b16' (09_data_types.ipynb): the instructor's version of the exercise's %%cuda cell.
 //! The notebook holds this file without the //! lines and with each BEGIN/END SOLUTION block
-//! replaced by its //> stub lines; cl.exercises.reveal('packed_b16') shows the solution.
+//! replaced by its //> stub lines (stub.cu beside it, generated). Instructor-only: never in the wheel.
 // 16-bit elements moved as 32-bit words (two elements each). A block of 32x8 threads moves
 // 32 rows x 64 columns of in: 32 rows x 32 words. rows and cols are even (see the exercise).
 __global__ void transpose_b16(unsigned short* out, const unsigned short* in, int rows, int cols)

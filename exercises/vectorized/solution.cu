@@ -1,6 +1,6 @@
 //! Exercise 'vectorized' (07_vectorized_access.ipynb): the instructor's version of the exercise's %%cuda cell.
 //! The notebook holds this file without the //! lines and with each BEGIN/END SOLUTION block
-//! replaced by its //> stub lines; cl.exercises.reveal('vectorized') shows the solution.
+//! replaced by its //> stub lines (stub.cu beside it, generated). Instructor-only: never in the wheel.
 __global__ void transpose_vec4(float* out, const float* in, int rows, int cols)
 {
     // BEGIN SOLUTION

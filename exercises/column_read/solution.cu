@@ -1,6 +1,6 @@
 //! Exercise 'column_read' (03_naive_transpose.ipynb): the instructor's version of the exercise's %%cuda cell.
 //! The notebook holds this file without the //! lines and with each BEGIN/END SOLUTION block
-//! replaced by its //> stub lines; cl.exercises.reveal('column_read') shows the solution.
+//! replaced by its //> stub lines (stub.cu beside it, generated). Instructor-only: never in the wheel.
 __global__ void transpose_col(float* out, const float* in, int rows, int cols)
 {
     // BEGIN SOLUTION

@@ -1,6 +1,6 @@
 //! Exercise 'first_copy' (00_start_here.ipynb): the instructor's version of the exercise's %%cuda cell.
 //! The notebook holds this file without the //! lines and with each BEGIN/END SOLUTION block
-//! replaced by its //> stub lines; cl.exercises.reveal('first_copy') shows the solution.
+//! replaced by its //> stub lines (stub.cu beside it, generated). Instructor-only: never in the wheel.
 // Copy in to out (both rows x cols): the same bytes a transpose moves, with both sides coalesced.
 __global__ void first_copy(float* out, const float* in, int rows, int cols)
 {
