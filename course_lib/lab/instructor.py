@@ -4,6 +4,7 @@
     python -m course_lib instructor refresh [NOTEBOOK...] [--jobs N]
     python -m course_lib instructor check [NOTEBOOK...] [--fix-urls] [--fix-metadata] [--fix-colab]
     python -m course_lib instructor nbgrader --out COURSE [--points N] [NOTEBOOK...]
+    python -m course_lib instructor publish --out DIR      # the student repository (publish.py)
 
 notebooks/ holds the student notebooks: each exercise cell is the stub of its solution file,
 kernels/solutions/<key>.cu (course_lib.solutions). ``build`` writes DIR/instructor (every exercise
@@ -223,8 +224,14 @@ def main(argv=None) -> int:
     g.add_argument("--points", type=int, default=grading.POINTS, help="points per exercise")
     for p in (b, r, c, g):
         p.add_argument("notebooks", nargs="*", help="notebooks (default: all of notebooks/)")
+    sub.add_parser("publish", help="write the student repository: this one without its instructor-only files"
+                   ).add_argument("--out", required=True, help="an empty folder or a clone of the student repository")
     args = ap.parse_args(argv)
     try:
+        if args.cmd == "publish":
+            from .publish import publish
+            publish(args.out)
+            return 0
         paths = notebook_paths(args.notebooks)
         if args.cmd == "nbgrader":
             done = grading.export(paths, args.out, args.points)
