@@ -7,7 +7,9 @@ A link is ``HUB/hub/user-redirect/git-pull?repo=..&branch=..&targetpath=..&urlpa
 the hub sends the student (logging them in first) to their own server, whose nbgitpuller clones
 the course into ``transpose-course/`` in their home on the first click and on later clicks pulls
 what changed, keeping the student's own edits (nbgitpuller merges: a line the student changed
-stays theirs; a file they deleted comes back). Then JupyterLab opens the notebook.
+stays theirs; a file they deleted comes back). Then JupyterLab opens the notebook. The repository is
+the student repository (``COURSE_REPO``, written by ``python -m course_lib instructor publish``), which
+holds no solution: never point ``--repo`` at the instructor repository.
 ``targetpath`` is explicit because nbgitpuller's default keeps a ``.git`` suffix of the URL,
 which would not match ``urlpath``.
 

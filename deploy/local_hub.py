@@ -7,13 +7,18 @@ the deployment and for the tests (tests/lab/test_hub.py) and the class-load benc
         hub.add_students(["s1", "s2"])
         hub.start_servers(["s1", "s2"])              # all at once; returns when every one answers
         hub.api("GET", "/users/s1")                  # the hub's REST API, as the class-admin service
+        hub.user_token("instructor")                 # a user's token, as a terminal in their server has it
 
 It is the hub of deploy/config.yaml without Kubernetes: JupyterHub's local process spawner (each
 student a process of this OS user, with a home folder of their own under the scratch folder),
 the dummy authenticator (any password), configurable-http-proxy from npm, everything on 127.0.0.1.
 The students' servers run ``jupyterhub-singleuser`` of the Python given (the image's environment
 in the tests), so they get what the image gives: the course, JupyterLab's course settings,
-nbgitpuller and nbgrader. Not for real students: they are not isolated from one another.
+nbgitpuller and nbgrader. With ``ngshare_site`` nbgrader's exchange is ngshare, a service of this
+hub (deploy/ngshare.yaml in the cluster): each request carries the user's hub token, so a
+submission is filed under the user the hub says, whatever the student's environment claims. Not
+for real students: their servers run as one OS user, so one student's process can read another's
+token from /proc (in the cluster each server is a pod of its own).
 
 Kernels are driven by deploy/kernel_client.py; this module only runs the hub and talks REST.
 """
@@ -69,6 +74,21 @@ def find_proxy() -> str | None:
     return shutil.which("configurable-http-proxy") or (str(local) if local.exists() else None)
 
 
+# ngshare binds every interface (its main() listens on 0.0.0.0 for a cluster's proxy); this hub stays on
+# 127.0.0.1, so its service is started with tornado's listen() held to loopback
+NGSHARE_ON_LOOPBACK = ("import sys, tornado.httpserver as h; listen = h.HTTPServer.listen\n"
+                       "h.HTTPServer.listen = lambda self, port, address='', **kw: listen(self, port, '127.0.0.1', **kw)\n"
+                       "from ngshare.ngshare import main; main(sys.argv[1:])")
+
+
+def has_ngshare(python: str, site: str) -> bool:
+    """Whether `python` runs ngshare from `site`. ngshare 0.6.0 needs SQLAlchemy 1.4 (under 2.0 a released
+    assignment is silently not stored: 2.0 no longer adds objects to the session through backrefs) while
+    the hub has 2.x, so it gets a folder of its own, first on its PYTHONPATH, as its own image in the cluster."""
+    return subprocess.run([python, "-c", "import ngshare.ngshare"], env=dict(os.environ, PYTHONPATH=site),
+                          capture_output=True).returncode == 0
+
+
 CONFIG = '''\
 # written by deploy/local_hub.py: a hub on 127.0.0.1 for trying the class deployment
 c = get_config()  # noqa
@@ -91,17 +111,20 @@ c.Spawner.args = {args!r}
 c.Spawner.environment = {environment!r}
 c.Spawner.start_timeout = c.Spawner.http_timeout = {start_timeout}
 c.JupyterHub.concurrent_spawn_limit = 200
-c.JupyterHub.services = [{{"name": "{service}", "api_token": {token!r}}}]
+c.JupyterHub.services = [{{"name": "{service}", "api_token": {token!r}}}] + {services}
 c.JupyterHub.load_roles = [{{"name": "{service}-role", "services": ["{service}"],
-    "scopes": ["admin:users", "admin:servers", "admin:server_state", "access:servers", "read:hub"]}}]
+    "scopes": ["admin:users", "admin:servers", "admin:server_state", "access:servers", "read:hub", "tokens"]}}]
 '''
 
 
 class LocalHub:
-    """A JupyterHub in `folder` whose students run `python`'s jupyterhub-singleuser."""
+    """A JupyterHub in `folder` whose students run `python`'s jupyterhub-singleuser; with ngshare (the
+    nbgrader exchange as a hub service, deploy/ngshare.yaml), `admins` its admins, when `python` finds
+    it in `ngshare_site` (a folder from `pip install --target DIR ngshare==0.6.0 "sqlalchemy<2"`)."""
 
     def __init__(self, folder, python: str = sys.executable, environment: dict | None = None,
-                 proxy: str | None = None, start_timeout: int = 300, hub_env: dict | None = None):
+                 proxy: str | None = None, start_timeout: int = 300, hub_env: dict | None = None,
+                 ngshare_site=None, admins=("instructor",)):
         self.folder, self.python = Path(folder).resolve(), python
         self.proxy = proxy or find_proxy()
         if self.proxy is None:
@@ -110,6 +133,22 @@ class LocalHub:
         self.hub_env = dict(os.environ if hub_env is None else hub_env)     # the hub's; servers keep PATH, LANG...
         self.port, self.token, self.process = free_port(), secrets.token_hex(32), None
         self.url = f"http://127.0.0.1:{self.port}"
+        self.ngshare_site = str(ngshare_site) if ngshare_site else None
+        self.ngshare = bool(self.ngshare_site) and has_ngshare(python, self.ngshare_site)
+        self.admins = list(admins)
+        if self.ngshare:      # students reach it through the proxy, as in the cluster (deploy/nbgrader_config.py)
+            self.environment.setdefault("NGSHARE_URL", f"{self.url}/services/ngshare")
+
+    def services(self) -> list[dict]:
+        """ngshare as a service the hub starts, storing under the hub's folder, on 127.0.0.1 only."""
+        if not self.ngshare:
+            return []
+        store = self.folder / "ngshare"
+        (store / "files").mkdir(parents=True, exist_ok=True)
+        return [{"name": "ngshare", "url": f"http://127.0.0.1:{free_port()}",
+                 "environment": {"PYTHONPATH": self.ngshare_site},
+                 "command": [self.python, "-c", NGSHARE_ON_LOOPBACK, "--admins", ",".join(self.admins),
+                             "--database", f"sqlite:///{store}/ngshare.db", "--storage", f"{store}/files/"]}]
 
     def config(self) -> str:
         bin_dir = Path(self.python).parent
@@ -117,7 +156,7 @@ class LocalHub:
         return CONFIG.format(port=self.port, hub_port=free_port(), proxy_api_port=free_port(), proxy=self.proxy,
                              folder=str(self.folder), singleuser=str(bin_dir / "jupyterhub-singleuser"), args=args,
                              environment=self.environment, start_timeout=self.start_timeout, service=SERVICE,
-                             token=self.token)
+                             token=self.token, services=repr(self.services()))
 
     def start(self, timeout: float = 90) -> "LocalHub":
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -141,8 +180,7 @@ class LocalHub:
         raise TimeoutError(f"JupyterHub did not answer in {timeout} s:\n{self.log()[-3000:]}")
 
     def log(self) -> str:
-        path = self.folder / "hub.log"
-        return path.read_text(errors="replace") if path.exists() else ""
+        return (self.folder / "hub.log").read_text(errors="replace") if (self.folder / "hub.log").exists() else ""
 
     # ------------------------------------------------------------------------------------ REST
 
@@ -189,10 +227,15 @@ class LocalHub:
             raise TimeoutError(f"servers not ready: {sorted(waiting)}\n{self.log()[-3000:]}")
         return ready
 
+    def user_token(self, name: str, note: str = "a terminal on the hub") -> str:
+        """A hub API token of user `name`: what their server's terminal holds as $JUPYTERHUB_API_TOKEN."""
+        status, body = self.api("POST", f"/users/{name}/tokens", {"note": note, "expires_in": 3600})
+        if status != 201:
+            raise RuntimeError(f"a token for {name}: {status} {body}")
+        return body["token"]
+
     def server_pid(self, name: str) -> int:
         return self.api("GET", f"/users/{name}")[1]["servers"][""]["state"]["pid"]
-
-    # ------------------------------------------------------------------------------------ stopping
 
     def stop(self, grace: float = 120) -> None:
         """Stop the hub, which stops every student's server (all at once) and the proxy; then kill
@@ -237,9 +280,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="a class hub on 127.0.0.1 (dummy login: any password)")
     ap.add_argument("--students", type=int, default=3)
     ap.add_argument("--folder", default="build/local-hub")
+    ap.add_argument("--ngshare-site", help='the exchange: pip install --target DIR ngshare==0.6.0 "sqlalchemy<2"')
     args = ap.parse_args(argv)
     from links import link
-    with LocalHub(args.folder) as hub:
+    with LocalHub(args.folder, ngshare_site=args.ngshare_site) as hub:
         names = [f"student{i + 1}" for i in range(args.students)]
         hub.add_students(names)
         print(f"hub: {hub.url}  (log in as {', '.join(names)} with any password)")

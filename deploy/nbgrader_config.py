@@ -1,24 +1,32 @@
-# nbgrader's exchange for the class hub: where released assignments wait and submissions arrive.
-# The image installs this file in its Python's Jupyter config folder (<venv>/etc/jupyter), so every
-# student's and instructor's server reads it. deploy/config.yaml mounts one shared volume
-# (ReadWriteMany) at /srv/nbgrader/exchange in every server; NBGRADER_EXCHANGE moves it (the tests
-# use a temporary folder). Every student's server runs as the same OS user (jovyan, uid 1000), so a
-# student's submissions are named after their hub user (JUPYTERHUB_USER), set here as nbgrader's
-# student id; the users in NBGRADER_INSTRUCTORS are left out (for them student_id filters whose
-# submissions `nbgrader collect` takes, and must stay '*').
+# nbgrader's settings for the class hub: the course's id and its exchange, ngshare. The image installs
+# this file in its Python's Jupyter config folder (<venv>/etc/jupyter), so every student's and
+# instructor's server reads it.
 #
-#   instructor:  nbgrader generate_assignment hw05 && nbgrader release_assignment hw05
-#   student:     nbgrader fetch_assignment hw05 && nbgrader submit hw05  (or the Assignments tab)
-#   instructor:  nbgrader collect hw05            -> submitted/<student>/hw05/
+# The exchange is ngshare (deploy/ngshare.yaml), a JupyterHub service: nbgrader talks to it through
+# ngshare_exchange with the hub API token of the server it runs in ($JUPYTERHUB_API_TOKEN), and ngshare
+# asks the hub whose token it is. So a submission is filed under the user the hub logged in, never
+# under a name the student's environment or command line gives (`nbgrader submit --student=alice` is
+# refused; JUPYTERHUB_USER=alice changes nothing), and only the course's instructors can collect.
+# NGSHARE_URL moves it (the local hub and the tests); in the cluster ngshare_exchange finds it itself.
+#
+# The course id is the one `python -m course_lib instructor nbgrader` writes into the instructor's
+# course folder (course_lib.lab.grading.COURSE_ID), so a release and a student's list agree.
+#
+#   admin, once a term: ngshare-course-management create_course transpose-course instructor
+#                       ngshare-course-management add_students transpose-course students.csv
+#   instructor:  python -m course_lib instructor nbgrader --out ~/course
+#                cd ~/course && nbgrader generate_assignment 05_bank_conflicts && nbgrader release_assignment 05_bank_conflicts
+#   student:     nbgrader fetch_assignment 05_bank_conflicts && nbgrader submit 05_bank_conflicts  (or the Assignments tab)
+#   instructor:  nbgrader collect 05_bank_conflicts && nbgrader autograde 05_bank_conflicts
+#                nbgrader generate_feedback 05_bank_conflicts && nbgrader release_feedback 05_bank_conflicts
+#   student:     nbgrader fetch_feedback 05_bank_conflicts
 import os
 
+from course_lib.lab.grading import COURSE_ID
+from ngshare_exchange import configureExchange
+
 c = get_config()  # noqa: F821  (nbgrader's config loader defines it)
-c.CourseDirectory.course_id = os.environ.get("NBGRADER_COURSE_ID", "transpose")
-c.Exchange.root = os.environ.get("NBGRADER_EXCHANGE", "/srv/nbgrader/exchange")
+c.CourseDirectory.course_id = COURSE_ID
 # the instructor's course folder (source/, release/, submitted/, gradebook.db) in their own home
 c.CourseDirectory.root = os.environ.get("NBGRADER_COURSE_DIR", os.path.expanduser("~/course"))
-
-_user = os.environ.get("JUPYTERHUB_USER", "")
-_instructors = {name.strip() for name in os.environ.get("NBGRADER_INSTRUCTORS", "").split(",") if name.strip()}
-if _user and _user not in _instructors:
-    c.CourseDirectory.student_id = _user
+configureExchange(c, os.environ.get("NGSHARE_URL") or None)

@@ -5,6 +5,7 @@
     python -m course_lib instructor check [NOTEBOOK...] [--fix-urls] [--fix-metadata] [--fix-colab]
     python -m course_lib instructor nbgrader --out COURSE [--points N] [NOTEBOOK...]
     python -m course_lib instructor new-exercise KEY --lesson NN [--kernel NAME]
+    python -m course_lib instructor publish --out DIR      # the student repository (publish.py)
 
 notebooks/ holds the student notebooks: each exercise cell is the stub of its solution file,
 exercises/<key>/solution.cu (course_lib.solutions). ``build`` writes DIR/instructor (every exercise
@@ -251,8 +252,14 @@ def main(argv=None) -> int:
     n.add_argument("key", help="the exercise's key, lower_case_with_underscores")
     n.add_argument("--lesson", required=True, help="the notebook's number, NN")
     n.add_argument("--kernel", help="the __global__ function the student writes (default: KEY)")
+    sub.add_parser("publish", help="write the student repository: this one without its instructor-only files"
+                   ).add_argument("--out", required=True, help="an empty folder or a clone of the student repository")
     args = ap.parse_args(argv)
     try:
+        if args.cmd == "publish":
+            from .publish import publish
+            publish(args.out)
+            return 0
         if args.cmd == "new-exercise":
             print("\n".join(authoring.scaffold(args.key, args.lesson, args.kernel)))
             return 0

@@ -19,7 +19,7 @@ compiled from the course's sources, whatever the route:
   absolute or through macros) whose content is a course kernel's or a solution's, whatever its name;
 - a solution file, read from its path or with its ``//!`` header, and — in a graded run
   (``solutions.graded()``: nbgrader's autograder, a graded hub) — a source with the solution's
-  markers or a comment only the solution has: text copied from kernels/solutions/.
+  markers or a comment only the solution has: text copied from exercises/<key>/solution.cu.
 
 A student who writes the same algorithm in their own words passes. In self-study and for the
 instructor the solution's text is accepted (the instructor copy runs it). This module compiles and
@@ -202,7 +202,7 @@ def _solution_copy(code: str, mine: str, name: str) -> tuple[str, str] | None:
         return f"{name} is a course solution: the instructor's version, BEGIN/END SOLUTION markers and all", HINT
     for key, (header, body, comments) in _solution_texts().items():
         if header in code and mine == body:
-            return f"{name} was compiled from the course's solution file kernels/solutions/{key}.cu", HINT
+            return f"{name} was compiled from the course's solution file exercises/{key}/solution.cu", HINT
         if not graded:
             continue
         copied = sorted(c for c in _comments(code) if c in comments)

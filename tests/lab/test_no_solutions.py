@@ -1,4 +1,5 @@
-"""Solutions stay with instructors: the built wheel and the student notebooks carry no solution text.
+"""Solutions stay with instructors: the built wheel, the student notebooks and the student repository
+(`instructor publish`) carry no solution text.
 
 What counts as an exercise's solution text here:
 
@@ -13,10 +14,13 @@ What counts as an exercise's solution text here:
 
 The wheel is built from a clean clone of this commit and must hold no file of kernels/solutions/
 and no solution line outside the course's kernels, which the lessons run (they are checked apart).
-A student notebook must show none of an exercise's solution text above its exercise cell.
+A student notebook must show none of an exercise's solution text above its exercise cell. The student
+repository, published from a clean clone, holds no instructor-only file and no solution line
+(course_lib.lab.publish, whose definitions this file shares), and its tests run there: those that need
+a solution skip, saying why (tests/conftest.py), and notebook 00 gives its stored outputs under nbval.
 """
-import functools
 import html
+import os
 import re
 import shutil
 import subprocess
@@ -29,7 +33,9 @@ import pytest
 
 from course_lib import paths
 from course_lib.compile import source
-from course_lib.lab import release
+from course_lib.lab import publish, release
+from course_lib.lab.publish import code_lines as _lines
+from course_lib.lab.publish import solution_lines
 from course_lib.teach import exercises as E
 from course_lib.teach import solutions
 
@@ -38,33 +44,6 @@ REPO = Path(__file__).resolve().parents[2]
 ANSWERED_BY = {"column_read": [("naive.cu", "naive_col")], "shared_tile": [("tile.cu", "tile")],
                "padded_tile": [("tile.cu", "tile")], "tile_32x8": [("tile.cu", "tile")],
                "vectorized": [("vec.cu", "vec")], "async_tile": [("async_tile.cu", "async_tile")]}
-
-
-def _code(line: str) -> str:
-    return " ".join(release._code_part(line).split())
-
-
-def _lines(text: str) -> set[str]:
-    """Code parts of every line, line numbers of a listing (`  26  code`) dropped."""
-    return {_code(re.sub(r"^\s*\d+\s\s", "", line)) for line in text.splitlines()}
-
-
-@functools.lru_cache(maxsize=None)
-def _boilerplate() -> frozenset[str]:
-    seen: dict[str, int] = {}
-    for p in paths.KERNELS.glob("*.cu*"):
-        for line in _lines(p.read_text()):
-            seen[line] = seen.get(line, 0) + 1
-    return frozenset(line for line, n in seen.items() if n >= 2)
-
-
-@functools.lru_cache(maxsize=None)
-def solution_lines(key: str) -> frozenset[str]:
-    lesson = E.get(key).lesson                 # what the stubs of this lesson and earlier ones show is no secret
-    stubs = {_code(line) for k in solutions.keys() if E.get(k).lesson <= lesson
-             for line in solutions.stub(k).splitlines()}
-    lines = {_code(line) for line in solutions.solved(solutions.body(key)).splitlines()}
-    return frozenset(s for s in lines - stubs - _boilerplate() if len(s) >= 8 and s.endswith(";"))
 
 
 def solution_hexes(key: str) -> set[str]:
@@ -186,3 +165,83 @@ def test_the_course_kernels_in_the_wheel_show_no_exercise_s_solution(wheel_files
                 leaks.append(f"{name}: {len(shared)} lines of {key}'s solution: {shared}")
             leaks += [f"{name}: {h}, which {key} asks for" for h in sorted(solution_hexes(key)) if h in text]
     assert not leaks, "\n".join(leaks)
+
+
+# ------------------------------------------------------------------------------------ the student repository
+
+def test_instructor_only_paths_are_one_glob_list():
+    only = publish.instructor_only
+    assert only("kernels/solutions/shared_tile.cu") and only("kernels/solutions/more/x.cu")
+    assert only("exercises/shared_tile/solution.cu") and only("exercises/shared_tile/hidden.json")
+    assert not only("kernels/tile.cu") and not only("exercises/shared_tile/stub.cu")
+    assert not only("exercises/a/b/solution.cu"), "'*' is one folder name, '**' any number"
+
+
+def test_the_publish_check_finds_a_solution_line_where_the_course_does_not_show_it():
+    line = sorted(solution_lines("column_read"))[0]
+    assert publish.shown("docs/notes.md", f"    {line}   // pasted") == [
+        f"docs/notes.md: {line!r}, a line of column_read's solution"]
+    assert publish.shown("docs/notes.md", f"{line}", visible=frozenset({line})) == [], "a lesson shows it anyway"
+    lesson = E.get("column_read").lesson
+    later = f"notebooks/{int(lesson) + 1:02d}_x.ipynb"
+    earlier = f"notebooks/{int(lesson) - 1:02d}_x.ipynb"
+    nb = nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(line)]))
+    assert publish.shown(earlier, nb) and not publish.shown(later, nb), "a later lesson may show an answer"
+    assert publish.shown("kernels/x.cu", "// BEGIN SOLUTION\n") == ["kernels/x.cu: solution markers"]
+
+
+def _student_run(cwd, *args, timeout=600):
+    env = {k: v for k, v in os.environ.items() if k not in ("COURSE_LIB_SOLUTIONS", "PYTEST_XDIST_WORKER")}
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.slow          # a clean clone, publish, then a few tests and notebook 00 under nbval in the result
+def test_the_published_student_repository_has_no_solution_and_its_tests_run(tmp_path):
+    if not shutil.which("git") or not (REPO / ".git").exists():
+        pytest.skip("needs git and a git checkout")
+    clone, out = tmp_path / "instructor", tmp_path / "student"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{REPO}", str(clone)], check=True, timeout=120)
+    r = _student_run(clone, "-m", "course_lib", "instructor", "publish", "--out", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    published = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert "notebooks/00_start_here.ipynb" in published and "kernels/tile.cu" in published
+    assert not [f for f in published if publish.instructor_only(f)], "an instructor-only file was published"
+    leaks = publish.check_files(out, published)       # with the instructor's solutions: this checkout's
+    assert not leaks, "\n".join(leaks)
+    r = _student_run(out, "-m", "pytest", "-n", "0", "-p", "no:cacheprovider", "-q", "-rs",
+                     "tests/teach/test_exercises.py", "tests/kernel/test_guard.py", "notebooks/00_start_here.ipynb",
+                     "tests/lessons/test_lessons_b.py::test_check_batched_is_the_batched_exercise_and_takes_another_launch")
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    assert "student repository has no solutions; run this in the instructor repository" in r.stdout, r.stdout[-2000:]
+    cells = [c for c in nbformat.read(out / "notebooks/00_start_here.ipynb", as_version=4).cells if c.cell_type == "code"]
+    passed = re.search(r"\b(\d+) passed", r.stdout)
+    assert passed and int(passed[1]) > len(cells), f"notebook 00's cells and test_guard's tests pass:\n{r.stdout[-2000:]}"
+
+
+def _repo(tmp_path, files: dict) -> Path:
+    root = tmp_path / "instructor"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+    return root
+
+
+def test_publish_leaves_instructor_files_out_and_refuses_a_solution_elsewhere(tmp_path):
+    if not shutil.which("git"):
+        pytest.skip("needs git")
+    line = sorted(solution_lines("shared_tile"))[0]
+    repo = _repo(tmp_path, {"README.md": "the course\n", "kernels/solutions/shared_tile.cu": line + "\n",
+                            "exercises/shared_tile/hidden.json": "[]\n"})
+    out = tmp_path / "student"
+    assert publish.publish(out, repo=repo, log=lambda *_: None) == ["README.md"]
+    assert sorted(p.name for p in out.rglob("*") if p.is_file()) == ["README.md"]
+    (repo / "docs").mkdir()
+    (repo / "docs" / "answers.md").write_text(f"    {line}\n")          # a solution copied where students get it
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    with pytest.raises(publish.PublishError, match=r"docs/answers\.md: .*a line of shared_tile's solution"):
+        publish.publish(tmp_path / "student2", repo=repo, log=lambda *_: None)
+    assert not (tmp_path / "student2").exists(), "nothing is written when the check refuses"
+    with pytest.raises(publish.PublishError, match="inside the instructor repository"):
+        publish.publish(repo / "out", repo=repo)

@@ -8,25 +8,30 @@
 
 #pragma once
 
+// The selector of __byte_perm(x, y, s) that puts byte r0 of the pair (x's bytes are 0-3, y's 4-7)
+// in byte 0 of the result, r1 in byte 1, ...: one hex digit per result byte, byte 0 lowest.
+__device__ __forceinline__ constexpr unsigned pick(unsigned r0, unsigned r1, unsigned r2, unsigned r3)
+{
+    return r0 | r1 << 4 | r2 << 8 | r3 << 12;
+}
+
 // 2x2 of 16-bit: rows a = (a0, a1), b = (b0, b1)  ->  lo = (a0, b0), hi = (a1, b1)
 __device__ __forceinline__ void transpose2x2_b16(unsigned a, unsigned b, unsigned& lo, unsigned& hi)
 {
-    lo = __byte_perm(a, b, 0x5410);   // bytes 0,1 of a, then bytes 0,1 of b (4,5 of the pair)
-    hi = __byte_perm(a, b, 0x7632);   // bytes 2,3 of a, then bytes 2,3 of b
+    lo = __byte_perm(a, b, pick(0, 1, 4, 5));        // the low half of a, then the low half of b
+    hi = __byte_perm(a, b, pick(2, 3, 6, 7));        // the high halves
 }
 
 // 4x4 of bytes: rows a, b, c, d  ->  o0 = (a0 b0 c0 d0), o1 = (a1 b1 c1 d1), ...
 __device__ __forceinline__ void transpose4x4_b8(unsigned a, unsigned b, unsigned c, unsigned d,
                                                 unsigned& o0, unsigned& o1, unsigned& o2, unsigned& o3)
 {
-    unsigned ab01 = __byte_perm(a, b, 0x5140);   // a0 b0 a1 b1
-    unsigned ab23 = __byte_perm(a, b, 0x7362);   // a2 b2 a3 b3
-    unsigned cd01 = __byte_perm(c, d, 0x5140);   // c0 d0 c1 d1
-    unsigned cd23 = __byte_perm(c, d, 0x7362);   // c2 d2 c3 d3
-    o0 = __byte_perm(ab01, cd01, 0x5410);        // a0 b0 c0 d0
-    o1 = __byte_perm(ab01, cd01, 0x7632);        // a1 b1 c1 d1
-    o2 = __byte_perm(ab23, cd23, 0x5410);
-    o3 = __byte_perm(ab23, cd23, 0x7632);
+    unsigned ab01 = __byte_perm(a, b, pick(0, 4, 1, 5));   // a0 b0 a1 b1
+    unsigned ab23 = __byte_perm(a, b, pick(2, 6, 3, 7));   // a2 b2 a3 b3
+    unsigned cd01 = __byte_perm(c, d, pick(0, 4, 1, 5));   // c0 d0 c1 d1
+    unsigned cd23 = __byte_perm(c, d, pick(2, 6, 3, 7));   // c2 d2 c3 d3
+    transpose2x2_b16(ab01, cd01, o0, o1);                   // a0 b0 c0 d0 and a1 b1 c1 d1: 16-bit pairs
+    transpose2x2_b16(ab23, cd23, o2, o3);
 }
 
 // RG words (one per row) -> E pieces of RG * S / 4 words each. S = sizeof(element) in 1, 2, 4.
