@@ -283,7 +283,8 @@ def test_no_solution_lies_under_an_include_folder():
 def test_an_included_solution_is_refused_by_its_content(tmp_path):
     copy = tmp_path / "mine.cu"
     copy.write_text(solutions.path("shared_tile").read_text())
-    cell = f'__global__ void transpose_tile(float* out, const float* in, int rows, int cols);\n#include "{copy}"\n'
+    # the file writes its parameters as names (T, TILE: exercises/<key>/, variants); the attack defines them
+    cell = f'#define T float\n#define TILE 32\n#include "{copy}"\n'
     text = _refused("shared_tile", _kernel(cell, "transpose_tile"))
     assert "mine.cu" in text and "solution" in text, text
 
