@@ -76,19 +76,28 @@ def colab_install_cell(repo: str = COURSE_REPO) -> str:
 # ---------------------------------------------------------------------------- finding things
 
 def notebooks_dir(path: str | os.PathLike | None = None) -> Path:
-    """The folder to open: `path`, else notebooks/ of the checkout this package was installed
-    from (pip install -e .), else ./notebooks. Raises FileNotFoundError with what to do."""
+    """The folder to open: `path`, else notebooks/ of the checkout this package was installed from
+    (pip install -e .), else the course's notebooks/ in the current folder or one above it (a wheel
+    run from a clone, or from its my-notebooks/). Raises FileNotFoundError saying where it looked."""
     if path is not None:
         p = Path(path).expanduser().resolve()
         if not p.is_dir():
             raise FileNotFoundError(f"{p} is not a folder")
         return p
-    for p in (Path(__file__).resolve().parent.parent / "notebooks", Path.cwd() / "notebooks"):
-        if p.is_dir():
-            return p
-    raise FileNotFoundError("cannot find the course's notebooks/ folder: this course_lib is not an editable "
-                            f"install of a checkout. Clone {COURSE_REPO}, `pip install -e \".[lab]\"` there, "
-                            "or pass the folder: course-lab path/to/notebooks")
+    from .. import paths
+    checkout = Path(paths.REPO) / "notebooks"
+    if checkout.is_dir():
+        return checkout
+    # above the current folder only a folder holding the course's first notebook counts: any
+    # notebooks/ a student has above their home is not the course
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / "notebooks" / FIRST_NOTEBOOK).is_file():
+            return folder / "notebooks"
+    raise FileNotFoundError(f"cannot find the course's notebooks/ folder: looked in {checkout} (beside this "
+                            f"course_lib) and for notebooks/{FIRST_NOTEBOOK} in {here} and every folder above "
+                            f"it. Run course-lab inside your clone of {COURSE_REPO} (`pip install -e \".[lab]\"` "
+                            "there), or pass the folder: course-lab path/to/notebooks")
 
 
 def describe_backend(env: dict) -> str:

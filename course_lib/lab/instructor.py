@@ -58,16 +58,23 @@ def _nbformat():
 
 
 def notebook_paths(names=(), folder=None) -> list[Path]:
-    """The named notebooks (paths, or names inside `folder`), or every NN_*.ipynb of the course."""
-    folder = Path(folder) if folder else course_lab.notebooks_dir()
+    """The named notebooks (paths, or names inside `folder`), or every NN_*.ipynb of the course.
+    The course's folder is looked up only for a name that is not a path to a file, so notebooks
+    given by path need no checkout (a hub's wheel, run from any folder)."""
     if not names:
+        folder = Path(folder) if folder else course_lab.notebooks_dir()
         return sorted(folder.glob("[0-9][0-9]_*.ipynb"))
     out = []
     for n in names:
-        p = Path(n)
-        p = p if p.exists() else folder / p.name
-        if not p.exists():
-            raise FileNotFoundError(f"no notebook {n}")
+        p = Path(n).expanduser()
+        if not p.is_file():
+            try:
+                folder = Path(folder) if folder else course_lab.notebooks_dir()
+            except FileNotFoundError as exc:
+                raise FileNotFoundError(f"no notebook {n}: looked for it from {Path.cwd()}, and {exc}") from None
+            p = folder / p.name
+            if not p.is_file():
+                raise FileNotFoundError(f"no notebook {n}: looked for it from {Path.cwd()} and in {folder}")
         out.append(p)
     return out
 
