@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import gpu, paths, sim
 from ..compile import nvrtc, ptx, source
-from ..errors import ArgumentError, KernelError, NoGPUError, NotFound
+from ..errors import ArgumentError, KernelError, NoGPUError, NotFound, gives_memory_back
 from ..sim.progress import Progress
 from . import guard as guard_module
 from . import launch as launches
@@ -228,6 +228,7 @@ class Function:
         return gpu.launch(self, checked, stream)
 
     # ------------------------------------------------------------------ simulator
+    @gives_memory_back
     def simulate(self, grid, block, args, shared_mem=0, *, check_races=True, max_steps=100_000,
                  timeout=8.0, trace_block=(0, 0, 0), progress=True, echo=True, blocks=None,
                  max_work=None):
