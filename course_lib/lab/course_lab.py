@@ -32,7 +32,8 @@ import sys
 import time
 from pathlib import Path
 
-from .server import Lab, exposure, free_port, lab_env  # noqa: F401  (Lab, free_port: re-exported)
+from . import folders
+from .server import Lab, check_ip, exposure, free_port, lab_env  # noqa: F401  (Lab, free_port: re-exported)
 
 kernel_env = lab_env        # the name the instructor tools and older code use
 
@@ -206,7 +207,7 @@ def _folder(args) -> Path:
     from .workcopy import WorkCopy
     if args.notebooks is not None:
         return notebooks_dir(args.notebooks)
-    work = WorkCopy(notebooks_dir(), Path(args.work).expanduser() if args.work else None)
+    work = WorkCopy(notebooks_dir(), folders.writable("--work", args.work) if args.work else None)
     report = work.take(args.update) if args.update else work.sync()
     print(f"Your notebooks: {work.folder}\n  (yours to edit; the course's originals are in {work.upstream}, "
           "which `git pull` updates)" + (f"\n{report}" if str(report) else ""), flush=True)
@@ -218,13 +219,18 @@ def main(argv=None) -> int:
     args, extra = ap.parse_known_args(argv)
     if args.write_jupyter_config:
         from .server import write_config
-        for path in write_config(Path(args.write_jupyter_config).expanduser()):
-            print(f"wrote {path}")
+        try:
+            for path in write_config(folders.writable("--write-jupyter-config", args.write_jupyter_config)):
+                print(f"wrote {path}")
+        except (OSError, ValueError) as exc:
+            print(f"course-lab: {exc}", file=sys.stderr)
+            return 2
         return 0
     token, extra = _token(args, _jupyter_settings(extra, ap))
     token = secrets.token_hex(24) if token is None else token
     try:
         warning = exposure(args.ip, token, args.allow_no_token)
+        check_ip(args.ip)
         if args.container and args.notebooks is not None:
             raise FileNotFoundError("--container serves your copy of the course (my-notebooks/, or --work DIR); "
                                     "leave the folder out")

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from ..teach import solutions
 from ..teach.solutions import has_solution, strip_solutions
-from . import colab, course_lab, grading, stored
+from . import colab, course_lab, folders, grading, stored
 from .refresh import refresh, refresh_one  # noqa: F401
 from .release import (
     BuildError,
@@ -233,6 +233,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     try:
         paths = notebook_paths(args.notebooks)
+        if args.cmd in ("nbgrader", "build"):       # a file or a read-only folder: said now, not halfway
+            folders.writable("--out", args.out)
         if args.cmd == "nbgrader":
             done = grading.export(paths, args.out, args.points)
             print(f"wrote {len(done)} assignment(s) to {Path(args.out) / 'source'}; next, in {args.out}: "
