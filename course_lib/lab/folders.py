@@ -2,6 +2,7 @@
 
     out = folders.writable("--out", args.out)    # the folder, created; or FolderProblem saying why not
     kept = folders.backup(path)                  # path copied to NAME.before-<date-time>.EXT first; None if new
+    kept = folders.keep_if_changed(path, text)   # the same, only when `text` would change the file
 
 A command given a file where it wants a folder, or a folder it cannot write (read-only, someone
 else's), stops with one line naming the option, the path and what to do, instead of an OSError's
@@ -51,3 +52,15 @@ def backup(path: Path) -> Path | None:
         n += 1
     shutil.copy2(path, kept)
     return kept
+
+
+def keep_if_changed(path: Path, text: str) -> Path | None:
+    """:func:`backup` of `path` when writing `text` there would change it (an instructor's edit, or
+    an older export); None when it is new or would be the same bytes."""
+    path = Path(path)
+    try:
+        if path.read_bytes() in (text.encode(), (text + "\n").encode()):
+            return None
+    except OSError:
+        return None
+    return backup(path)

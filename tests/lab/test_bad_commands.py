@@ -66,3 +66,19 @@ def test_instructor_out_in_a_read_only_folder(read_only, capsys, cmd):
     assert I.main([cmd, "--out", str(out), *(["--no-execute"] if cmd == "build" else []), NB04]) == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err and "cannot write" in err and f"--out {out}" in err and not out.exists()
+
+
+def test_nbgrader_export_keeps_the_instructors_edited_source_notebook(tmp_path, capsys):
+    """Before: a second `instructor nbgrader --out` overwrote the edited source notebook, no backup."""
+    course = tmp_path / "course"
+    assert I.main(["nbgrader", "--out", str(course), NB04]) == 0
+    source = course / "source" / "04_shared_memory_tiles" / "04_shared_memory_tiles.ipynb"
+    assert I.main(["nbgrader", "--out", str(course), NB04]) == 0        # the same again: nothing to keep
+    assert sorted(p.name for p in source.parent.iterdir()) == [source.name]
+    edited = source.read_text().replace("Shared", "SHARED", 1)
+    source.write_text(edited)
+    capsys.readouterr()
+    assert I.main(["nbgrader", "--out", str(course), NB04]) == 0
+    (kept,) = [p for p in source.parent.iterdir() if p != source]
+    assert kept.read_text() == edited and source.read_text() != edited
+    assert f"kept your edited {source.name} as {kept.name}" in capsys.readouterr().out
