@@ -35,6 +35,20 @@ class KernelNotFound(NotFound):
     """get_function asked for a name the module does not define."""
 
 
+def _read_source(p: Path) -> str:
+    """A .cu file's text: UTF-8, else Latin-1 (an editor's default on some systems: a comment with
+    an accent must not stop a kernel); a file with NUL bytes is not source at all."""
+    data = p.read_bytes()
+    if b"\0" in data:
+        raise KernelError(f"{p} is not text: it holds NUL bytes (the first at byte {data.find(0)}), so it is not "
+                          "CUDA source", hint="RawModule(path=...) takes a .cu file of C++ source, saved as UTF-8; a "
+                                              "compiled file (.cubin, .o) cannot be read back into source")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
 class RawModule:
     def __init__(self, code: str | None = None, options=(), name_expressions=(), *, path=None,
                  defines: dict | None = None, filename: str | None = None):
@@ -49,7 +63,7 @@ class RawModule:
             if not p.exists():
                 known = sorted(f.stem for f in KERNELS_DIR.glob("*.cu"))
                 raise KernelError(f"no kernel file '{path}'", hint=f"kernels/ has: {', '.join(known)}")
-            code = p.read_text()
+            code = _read_source(p)
             filename = filename or p.name
         if not isinstance(code, str):
             raise ArgumentError(f"code= must be the CUDA source as a str, not {type(code).__name__}",
