@@ -95,3 +95,23 @@ def test_a_kernel_named_like_a_name_the_notebook_uses_says_so(ip, capsys):
     ip.run_cell('%%cuda\nextern "C" __global__ void np(float* o) { o[0] = 2.0f; }\n')    # a kernel replaced by
     assert "np was" not in capsys.readouterr().err                                      # a kernel: nothing to say
     ip.run_cell("import numpy as np")
+
+
+SUNK = r'''
+__global__ void k(float4* out, const float* in, int n) {
+    int i = threadIdx.x;
+    const float4* p = reinterpret_cast<const float4*>(in + 1);
+    float4 v = p[i];
+    if (i < n)
+        out[i] = v;
+}'''
+
+
+def test_a_misaligned_load_the_compiler_moved_is_named_at_the_line_that_reads_the_pointer():
+    """Before: at kernel.cu:7 `out[i] = v;`, where NVRTC sank the load to, not the line that reads p."""
+    f = cl.RawModule(code=SUNK).get_function("k")
+    with pytest.raises(cl.MemoryAccessError) as e:
+        f.simulate(1, 32, (np.zeros(128, np.float32), np.ones(200, np.float32), np.int32(32)), echo=False, progress=False)
+    err = e.value
+    assert err.line == 5 and "float4 v = p[i];" in err.source_line
+    assert "Misaligned load" in err.message and "line 7" in err.message and "out[i] = v;" in err.message
