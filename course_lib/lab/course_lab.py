@@ -97,8 +97,9 @@ def notebooks_dir(path: str | os.PathLike | None = None) -> Path:
             return folder / "notebooks"
     raise FileNotFoundError(f"cannot find the course's notebooks/ folder: looked in {checkout} (beside this "
                             f"course_lib) and for notebooks/{FIRST_NOTEBOOK} in {here} and every folder above "
-                            f"it. Run course-lab inside your clone of {COURSE_REPO} (`pip install -e \".[lab]\"` "
-                            "there), or pass the folder: course-lab path/to/notebooks")
+                            f"it. Run it inside your clone of {COURSE_REPO} (`pip install -e \".[lab]\"` there), "
+                            "or name the notebooks: course-lab path/to/notebooks, python -m course_lib instructor "
+                            "CMD path/to/notebooks/*.ipynb")
 
 
 def describe_backend(env: dict) -> str:
