@@ -249,8 +249,9 @@ class Function:
         """Run on the CPU simulator; arrays are updated in place. Returns a SimRun.
 
         ``blocks=[(x, y, z), ...]`` runs only those blocks of the grid. Limits, each named with its
-        value when reached: ``max_steps`` and ``timeout`` (seconds) per batch of blocks (up to 65,536
-        threads), so an infinite loop stops; ``max_work`` (thread-steps, default
+        value when reached: ``max_steps`` and ``timeout`` (seconds of this thread's CPU time, so a
+        busy machine changes no verdict) per batch of blocks (up to 65,536 threads), so an infinite
+        loop stops; ``max_work`` (thread-steps, default
         ``course_lib.sim.plan.MAX_WORK``, about 45 s) for the whole launch, checked before it
         starts and after its first batch. ``progress``: a display of blocks done for runs longer
         than two seconds (False: none; or any callable(done, total))."""
