@@ -61,7 +61,7 @@ def test_peak_memory_of_a_big_run_stays_within_the_estimate():
     assert r.correct.ok
     need = backend.memory_needed(n, n, np.float32)
     assert peak <= need, f"peak {peak / 2**20:.0f} MiB over the estimate {need / 2**20:.0f} MiB"
-    assert need < 1.5 * peak                               # and not a wild overestimate
+    assert need < 3 * peak                                 # and not a wild overestimate
 
 
 def test_a_run_over_the_limit_is_refused_before_it_starts_with_how_to_shrink_it():
