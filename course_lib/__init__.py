@@ -18,8 +18,15 @@ the ones below it (docs/ARCHITECTURE.md): ``compile`` (CUDA text -> PTX + SASS),
 ``gpu`` (run it), ``kernel`` (RawModule, Function, the launch check), ``transposes`` (the course's
 kernels and backends), ``teach`` and ``notebook`` (exercises, drawing, %%cuda), ``lessons`` and
 ``lab`` (one module per notebook; course-lab and the instructor's tools).
+
+Modules the wings moved keep their old import path for one release (``MOVED``): ``import
+course_lib.widgets`` gives ``course_lib.notebook.widgets`` with a DeprecationWarning naming it.
 """
 import importlib
+import importlib.abc
+import importlib.util
+import sys
+import warnings
 
 from .errors import (
     ArgumentError,
@@ -66,6 +73,46 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(_LAZY))
+
+
+# old module (before the wings, 2026-11) -> where it lives now; kept for one release
+MOVED = {
+    "backend": "transposes.backend", "bench": "transposes.bench", "colab": "lab.colab", "container": "lab.container",
+    "debug": "teach.debug", "draw": "notebook.draw", "exercise_runs": "teach.runs", "exercises": "teach.exercises",
+    "fit": "notebook.fit", "guard": "kernel.guard", "instructor": "lab.instructor", "labserver": "lab.server",
+    "launch": "kernel.launch", "magic": "notebook.magic", "mistakes": "teach.mistakes", "model": "transposes.model",
+    "module": "kernel.module", "nvrtc": "compile.nvrtc", "nvrtc13": "compile.nvrtc_lib",
+    "platforms": "compile.platforms", "prediction": "teach.prediction", "progress": "sim.progress",
+    "properties": "teach.properties", "ptx": "compile.ptx", "release": "lab.release", "run_once": "transposes.run_once",
+    "sass": "compile.sass", "solutions": "teach.solutions", "stored": "lab.stored", "verify": "transposes.verify",
+    "widgets": "notebook.widgets", "workcopy": "lab.workcopy",
+}
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds ``course_lib.<old>`` for a module in MOVED: the module at its new path, with a warning."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        package, _, old = fullname.partition(".")
+        if package == __name__ and old in MOVED:
+            return importlib.util.spec_from_loader(fullname, self)
+        return None
+
+    def create_module(self, spec):
+        new = f"{__name__}.{MOVED[spec.name.partition('.')[2]]}"
+        # stacklevel 2 is the importing line: warnings skips importlib's own frames
+        warnings.warn(f"{spec.name} moved to {new}: import {new} instead (the old path goes in the next release)",
+                      DeprecationWarning, stacklevel=2)
+        module = importlib.import_module(new)
+        spec.loader_state = module.__spec__      # the import system sets __spec__ to the old path's: put it back
+        return module
+
+    def exec_module(self, module):
+        module.__spec__ = module.__spec__.loader_state      # already executed at its new path
+
+
+if not any(isinstance(f, _MovedModules) for f in sys.meta_path):
+    sys.meta_path.append(_MovedModules())
 
 
 def load_ipython_extension(ip):

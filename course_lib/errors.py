@@ -13,10 +13,15 @@ In IPython/Jupyter, ``_render_traceback_`` replaces the traceback with just that
 and the line of the student's cell that raised it (``COURSE_LIB_TRACEBACK=1`` restores the
 full traceback, for working on course_lib itself).
 
+:func:`gives_memory_back` wraps the entry points of a run (``Function.simulate``,
+``Simulator.run``): an exception that leaves them (an error, Ctrl-C) carries no local variables of
+the run's finished frames, so the traceback IPython keeps (``sys.last_traceback``) holds no arrays.
+
 This module only formats; it knows nothing about NVRTC, CuPy or the simulator.
 """
 from __future__ import annotations
 
+import functools
 import os
 import traceback
 
@@ -165,3 +170,30 @@ def _outermost_caller(tb) -> str | None:
     else:
         name = os.path.basename(name)
     return f"{name}, line {f.lineno}" + (f": {f.line.strip()}" if f.line else "")
+
+
+def release_frames(exc: BaseException) -> None:
+    """Clear the local variables of the finished frames in `exc`'s traceback and in those of the
+    exceptions it carries (``__context__``, ``__cause__``): an interrupted simulation's arrays are
+    otherwise alive as long as the traceback is (IPython keeps the last one). Frames still running
+    (the caller's) are left as they are. ``COURSE_LIB_TRACEBACK=1`` keeps everything, for post-mortem
+    debugging of course_lib itself."""
+    if os.environ.get("COURSE_LIB_TRACEBACK"):
+        return
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        traceback.clear_frames(exc.__traceback__)
+        exc = exc.__cause__ or exc.__context__
+
+
+def gives_memory_back(fn):
+    """Decorate an entry point of a run so that whatever it raises leaves no run's arrays in frames."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except BaseException as exc:
+            release_frames(exc)
+            raise
+    return wrapper

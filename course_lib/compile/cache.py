@@ -8,8 +8,10 @@ The key is a hash of everything that can change the output, the compiler's versi
 from the library that compiles, never from CuPy). The disk copy lives in ``COURSE_LIB_CACHE``
 (default ``~/.cache/course_lib``), created 0700 and written through temporary files renamed into
 place; an entry whose hashes do not match its PTX or CUBIN, or that is not ours, is ignored and
-deleted, because a planted CUBIN would run on the GPU as this user's code. A read-only home (some
-JupyterHubs) only costs speed.
+deleted, because a planted CUBIN would run on the GPU as this user's code; a damaged one is rebuilt
+and says so in one line on stderr (``damaged``). Temporary files that a killed write left behind
+(``*.tmp<pid>`` of a process that is gone) are deleted once per process (``clean_stale``). A
+read-only home (some JupyterHubs) only costs speed.
 
 This module stores and fetches; it does not compile (``nvrtc.py``).
 """
@@ -18,11 +20,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import sys
+import time
 from pathlib import Path
 
 CACHE_DIR = Path(os.environ.get("COURSE_LIB_CACHE", Path.home() / ".cache" / "course_lib"))
 
 memory: dict = {}          # key -> Compiled
+cleaned: set = set()       # folders whose temporary files of killed writes are gone (once per process)
+STALE_S = 3600             # a temporary file this old is left over whatever its pid says (pids come back)
 
 
 def key(source, options, names, arch, want_cubin, compiler: str) -> str:
@@ -60,6 +67,8 @@ def private_dir() -> Path | None:
                 return None
             if st.st_mode & 0o077:       # made by an older course_lib, or with a lax umask
                 os.chmod(CACHE_DIR, 0o700)
+        for folder in (CACHE_DIR, CACHE_DIR / "sass"):       # compilations, and disassemblies (sass.py)
+            clean_stale(folder)
         return CACHE_DIR
     except OSError:
         return None
@@ -72,6 +81,42 @@ def write_private(path: Path, data: bytes) -> None:
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     tmp.replace(path)
+
+
+def damaged(path: Path, why: str) -> None:
+    """The one line that says a cache entry was bad and is being rebuilt (not a student's problem,
+    but a rebuilt entry costs a compilation, and a cache that keeps breaking is worth knowing of)."""
+    print(f"course_lib: cache entry {path} was damaged ({why}); rebuilt it", file=sys.stderr, flush=True)
+
+
+_TMP = re.compile(r"\.tmp(\d+)$")
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)                  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError, ValueError):     # not ours to signal (alive), or Windows' answer
+        return sys.platform != "win32"
+    return True
+
+
+def clean_stale(folder: Path) -> None:
+    """Delete ``*.tmp<pid>`` files in `folder` whose writer is gone (killed mid-write) or that are
+    over an hour old; once per folder and process."""
+    if folder in cleaned:
+        return
+    cleaned.add(folder)
+    try:
+        for p in folder.iterdir():
+            m = _TMP.search(p.name)
+            if m and p.is_file() and (not _alive(int(m[1])) or time.time() - p.stat().st_mtime > STALE_S):
+                _discard(p)
+    except OSError:
+        pass
 
 
 def _disk_load(k, compiled_type):
@@ -87,13 +132,15 @@ def _disk_load(k, compiled_type):
         d = json.loads(meta.read_text())
     except FileNotFoundError:
         return None
-    except (OSError, ValueError):
+    except (OSError, ValueError) as exc:
+        damaged(meta, f"not JSON: {type(exc).__name__}")
         return _discard(meta, blob)
     try:
         cubin = blob.read_bytes() if isinstance(d, dict) and d.get("has_cubin") is True else None
     except OSError:
         cubin = b""                                   # announced but unreadable: fails the hash below
     if not _trusted(d, cubin):
+        damaged(meta, "a field or a hash does not match")
         return _discard(meta, blob)
     return compiled_type(ptx=d["ptx"], cubin=cubin, lowered_names=d["lowered_names"], log=d["log"],
                          arch=d["arch"], entries=d["entries"], machine=d.get("machine", ""))

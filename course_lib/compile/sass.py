@@ -4,7 +4,10 @@ What it does:
 - finds ``nvdisasm`` (the ``nvidia-cuda-nvdisasm`` wheel's ``nvidia/cu13/bin``, then ``PATH``,
   then ``CUDA_HOME``/``CUDA_PATH``/``/usr/local/cuda``) and runs ``nvdisasm -c -gp``, which names
   for every SASS instruction the line of the PTX text it was compiled from;
-- caches each disassembly on disk, keyed by the CUBIN's hash and nvdisasm's version;
+- caches each disassembly on disk, keyed by the CUBIN's hash and nvdisasm's version, with the
+  listing's own hash in its first line: an entry that does not match it (truncated, empty, other
+  bytes) is rebuilt with a one-line warning, never read as a shorter listing (which would move the
+  kernel's metrics to PTX counts, silently);
 - parses the listing into :class:`Instruction` per kernel, and the memory instructions'
   space (shared, global, generic, local), direction, width in bytes and address
   (base registers + immediate offset).
@@ -27,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Unavailable
+from . import cache
 
 
 @dataclass(frozen=True)
@@ -104,12 +108,11 @@ def disassemble(cubin: bytes, cache_dir: Path | None = None) -> str:
     if path is None:
         raise Unavailable("nvdisasm was not found; it comes in the nvidia-cuda-nvdisasm wheel")
     key = f"{hashlib.sha256(cubin).hexdigest()[:32]}-{nvdisasm_version(path)}"
-    cached = Path(cache_dir) / "sass" / f"{key}.sass" if cache_dir else None
-    if cached is not None:
-        try:
-            return cached.read_text()
-        except OSError:
-            pass
+    # '.v2': entries before the hash line are left alone, not reported as damaged
+    cached = Path(cache_dir) / "sass" / f"{key}.v2.sass" if cache_dir else None
+    listing = _cached(cached) if cached is not None else None
+    if listing is not None:
+        return listing
     with tempfile.TemporaryDirectory() as tmp:     # nvdisasm reads a file, not stdin
         f = Path(tmp) / "kernel.cubin"
         f.write_bytes(cubin)
@@ -122,12 +125,35 @@ def disassemble(cubin: bytes, cache_dir: Path | None = None) -> str:
     if cached is not None:
         try:
             cached.parent.mkdir(parents=True, exist_ok=True)
-            tmp_file = cached.with_suffix(f".tmp{os.getpid()}")
-            tmp_file.write_text(done.stdout)
-            tmp_file.replace(cached)
+            body = done.stdout.encode()
+            cache.write_private(cached, _HEADER + hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
         except OSError:
             pass   # a read-only cache only costs time
     return done.stdout
+
+
+_HEADER = b"// course_lib sha256 "
+
+
+def _cached(entry: Path) -> str | None:
+    """The listing stored in `entry`, or None: none there, or a damaged one (deleted, said in a line)."""
+    cache.clean_stale(entry.parent)
+    try:
+        data = entry.read_bytes()
+    except OSError:
+        return None
+    head, _, body = data.partition(b"\n")
+    if head.startswith(_HEADER) and head[len(_HEADER):] == hashlib.sha256(body).hexdigest().encode():
+        try:
+            return body.decode()
+        except UnicodeDecodeError:      # hashed as written: only a different nvdisasm could get here
+            pass
+    cache.damaged(entry, "empty" if not data else "its hash does not match its listing")
+    try:
+        entry.unlink()
+    except OSError:
+        pass
+    return None
 
 
 @functools.lru_cache(maxsize=32)

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import gpu, paths, sim
 from ..compile import headers, nvrtc, ptx, source
-from ..errors import ArgumentError, KernelError, NoGPUError, NotFound
+from ..errors import ArgumentError, KernelError, NoGPUError, NotFound, gives_memory_back
 from ..sim.progress import Progress
 from . import arch_fallback
 from . import guard as guard_module
@@ -34,6 +34,20 @@ KERNELS_DIR = paths.KERNELS
 
 class KernelNotFound(NotFound):
     """get_function asked for a name the module does not define."""
+
+
+def _read_source(p: Path) -> str:
+    """A .cu file's text: UTF-8, else Latin-1 (an editor's default on some systems: a comment with
+    an accent must not stop a kernel); a file with NUL bytes is not source at all."""
+    data = p.read_bytes()
+    if b"\0" in data:
+        raise KernelError(f"{p} is not text: it holds NUL bytes (the first at byte {data.find(0)}), so it is not "
+                          "CUDA source", hint="RawModule(path=...) takes a .cu file of C++ source, saved as UTF-8; a "
+                                              "compiled file (.cubin, .o) cannot be read back into source")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
 
 
 class RawModule:
@@ -50,7 +64,7 @@ class RawModule:
             if not p.exists():
                 known = sorted(f.stem for f in KERNELS_DIR.glob("*.cu"))
                 raise KernelError(f"no kernel file '{path}'", hint=f"kernels/ has: {', '.join(known)}")
-            code = p.read_text()
+            code = _read_source(p)
             filename = filename or p.name
         if not isinstance(code, str):
             raise ArgumentError(f"code= must be the CUDA source as a str, not {type(code).__name__}",
@@ -240,14 +254,16 @@ class Function:
         return gpu.launch(self, checked, stream)
 
     # ------------------------------------------------------------------ simulator
+    @gives_memory_back
     def simulate(self, grid, block, args, shared_mem=0, *, check_races=True, max_steps=100_000,
                  timeout=8.0, trace_block=(0, 0, 0), progress=True, echo=True, blocks=None,
                  max_work=None):
         """Run on the CPU simulator; arrays are updated in place. Returns a SimRun.
 
         ``blocks=[(x, y, z), ...]`` runs only those blocks of the grid. Limits, each named with its
-        value when reached: ``max_steps`` and ``timeout`` (seconds) per batch of blocks (up to 65,536
-        threads), so an infinite loop stops; ``max_work`` (thread-steps, default
+        value when reached: ``max_steps`` and ``timeout`` (seconds of this thread's CPU time, so a
+        busy machine changes no verdict) per batch of blocks (up to 65,536 threads), so an infinite
+        loop stops; ``max_work`` (thread-steps, default
         ``course_lib.sim.plan.MAX_WORK``, about 45 s) for the whole launch, checked before it
         starts and after its first batch. ``progress``: a display of blocks done for runs longer
         than two seconds (False: none; or any callable(done, total))."""

@@ -32,7 +32,8 @@ import sys
 import time
 from pathlib import Path
 
-from .server import Lab, exposure, free_port, lab_env  # noqa: F401  (Lab, free_port: re-exported)
+from . import folders
+from .server import Lab, check_ip, exposure, free_port, lab_env  # noqa: F401  (Lab, free_port: re-exported)
 
 kernel_env = lab_env        # the name the instructor tools and older code use
 
@@ -76,19 +77,29 @@ def colab_install_cell(repo: str = COURSE_REPO) -> str:
 # ---------------------------------------------------------------------------- finding things
 
 def notebooks_dir(path: str | os.PathLike | None = None) -> Path:
-    """The folder to open: `path`, else notebooks/ of the checkout this package was installed
-    from (pip install -e .), else ./notebooks. Raises FileNotFoundError with what to do."""
+    """The folder to open: `path`, else notebooks/ of the checkout this package was installed from
+    (pip install -e .), else the course's notebooks/ in the current folder or one above it (a wheel
+    run from a clone, or from its my-notebooks/). Raises FileNotFoundError saying where it looked."""
     if path is not None:
         p = Path(path).expanduser().resolve()
         if not p.is_dir():
             raise FileNotFoundError(f"{p} is not a folder")
         return p
-    for p in (Path(__file__).resolve().parent.parent / "notebooks", Path.cwd() / "notebooks"):
-        if p.is_dir():
-            return p
-    raise FileNotFoundError("cannot find the course's notebooks/ folder: this course_lib is not an editable "
-                            f"install of a checkout. Clone {COURSE_REPO}, `pip install -e \".[lab]\"` there, "
-                            "or pass the folder: course-lab path/to/notebooks")
+    from .. import paths
+    checkout = Path(paths.REPO) / "notebooks"
+    if checkout.is_dir():
+        return checkout
+    # above the current folder only a folder holding the course's first notebook counts: any
+    # notebooks/ a student has above their home is not the course
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / "notebooks" / FIRST_NOTEBOOK).is_file():
+            return folder / "notebooks"
+    raise FileNotFoundError(f"cannot find the course's notebooks/ folder: looked in {checkout} (beside this "
+                            f"course_lib) and for notebooks/{FIRST_NOTEBOOK} in {here} and every folder above "
+                            f"it. Run it inside your clone of {COURSE_REPO} (`pip install -e \".[lab]\"` there), "
+                            "or name the notebooks: course-lab path/to/notebooks, python -m course_lib instructor "
+                            "CMD path/to/notebooks/*.ipynb")
 
 
 def describe_backend(env: dict) -> str:
@@ -197,7 +208,7 @@ def _folder(args) -> Path:
     from .workcopy import WorkCopy
     if args.notebooks is not None:
         return notebooks_dir(args.notebooks)
-    work = WorkCopy(notebooks_dir(), Path(args.work).expanduser() if args.work else None)
+    work = WorkCopy(notebooks_dir(), folders.writable("--work", args.work) if args.work else None)
     report = work.take(args.update) if args.update else work.sync()
     print(f"Your notebooks: {work.folder}\n  (yours to edit; the course's originals are in {work.upstream}, "
           "which `git pull` updates)" + (f"\n{report}" if str(report) else ""), flush=True)
@@ -209,13 +220,18 @@ def main(argv=None) -> int:
     args, extra = ap.parse_known_args(argv)
     if args.write_jupyter_config:
         from .server import write_config
-        for path in write_config(Path(args.write_jupyter_config).expanduser()):
-            print(f"wrote {path}")
+        try:
+            for path in write_config(folders.writable("--write-jupyter-config", args.write_jupyter_config)):
+                print(f"wrote {path}")
+        except (OSError, ValueError) as exc:
+            print(f"course-lab: {exc}", file=sys.stderr)
+            return 2
         return 0
     token, extra = _token(args, _jupyter_settings(extra, ap))
     token = secrets.token_hex(24) if token is None else token
     try:
         warning = exposure(args.ip, token, args.allow_no_token)
+        check_ip(args.ip)
         if args.container and args.notebooks is not None:
             raise FileNotFoundError("--container serves your copy of the course (my-notebooks/, or --work DIR); "
                                     "leave the folder out")

@@ -24,6 +24,7 @@ import re
 from pathlib import Path
 
 from ..teach.exercises import EXERCISES
+from . import folders
 from .release import exercise_cells, instructor_notebook
 
 POINTS = 2
@@ -110,6 +111,8 @@ def export(paths, out, points: int = POINTS, log=print) -> dict[str, Path]:
         source = source_notebook(copy.deepcopy(nb), p.name, points)
         target = out / "source" / p.stem / p.name
         target.parent.mkdir(parents=True, exist_ok=True)
+        if kept := folders.keep_if_changed(target, nbf.writes(source)):    # never lose an instructor's edit
+            log(f"{target.parent}: kept your edited {target.name} as {kept.name}")
         nbf.write(source, target)
         done[p.stem] = target
         keys = [ec.key for ec in exercise_cells(nb, p.name)]

@@ -42,7 +42,7 @@ from pathlib import Path
 
 from ..teach import solutions
 from ..teach.solutions import has_solution, strip_solutions
-from . import authoring, colab, course_lab, grading, stored
+from . import authoring, colab, course_lab, folders, grading, stored
 from .refresh import refresh, refresh_one  # noqa: F401
 from .release import (
     BuildError,
@@ -62,16 +62,23 @@ def _nbformat():
 
 
 def notebook_paths(names=(), folder=None) -> list[Path]:
-    """The named notebooks (paths, or names inside `folder`), or every NN_*.ipynb of the course."""
-    folder = Path(folder) if folder else course_lab.notebooks_dir()
+    """The named notebooks (paths, or names inside `folder`), or every NN_*.ipynb of the course.
+    The course's folder is looked up only for a name that is not a path to a file, so notebooks
+    given by path need no checkout (a hub's wheel, run from any folder)."""
     if not names:
+        folder = Path(folder) if folder else course_lab.notebooks_dir()
         return sorted(folder.glob("[0-9][0-9]_*.ipynb"))
     out = []
     for n in names:
-        p = Path(n)
-        p = p if p.exists() else folder / p.name
-        if not p.exists():
-            raise FileNotFoundError(f"no notebook {n}")
+        p = Path(n).expanduser()
+        if not p.is_file():
+            try:
+                folder = Path(folder) if folder else course_lab.notebooks_dir()
+            except FileNotFoundError as exc:
+                raise FileNotFoundError(f"no notebook {n}: looked for it from {Path.cwd()}, and {exc}") from None
+            p = folder / p.name
+            if not p.is_file():
+                raise FileNotFoundError(f"no notebook {n}: looked for it from {Path.cwd()} and in {folder}")
         out.append(p)
     return out
 
@@ -264,6 +271,8 @@ def main(argv=None) -> int:
             print("\n".join(authoring.scaffold(args.key, args.lesson, args.kernel)))
             return 0
         paths = notebook_paths(args.notebooks)
+        if args.cmd in ("nbgrader", "build"):       # a file or a read-only folder: said now, not halfway
+            folders.writable("--out", args.out)
         if args.cmd == "nbgrader":
             done = grading.export(paths, args.out, args.points)
             print(f"wrote {len(done)} assignment(s) to {Path(args.out) / 'source'}; next, in {args.out}: "

@@ -87,6 +87,23 @@ def is_local(ip: str) -> bool:
         return False        # '', '*', 0.0.0.0, ::, a host name: other machines may reach it
 
 
+def check_ip(ip: str) -> None:
+    """Raise ValueError (what, and what to use) unless this machine can listen on `ip`: JupyterLab would
+    otherwise fail while starting, with a socket error among its messages."""
+    if ip in ("", "*"):
+        return
+    try:
+        infos = socket.getaddrinfo(ip.strip("[]"), 0, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, _, _, _, address = infos[0]
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            s.bind(address)
+    except (OSError, UnicodeError) as exc:
+        why = "not an address or host name" if isinstance(exc, (socket.gaierror, UnicodeError)) else \
+            f"not an address of this machine ({exc.strerror or exc})"
+        raise ValueError(f"cannot listen on --ip {ip}: {why}. Use --ip 127.0.0.1 (this machine only, the "
+                         "default) or --ip 0.0.0.0 (every address of this machine, with a token)") from None
+
+
 def exposure(ip: str, token: str, allow_no_token: bool) -> str | None:
     """None when serving is safe; a loud warning when it is not but the user said so; raises
     PermissionError (with what to do) when there is no token on a network address."""

@@ -36,6 +36,8 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import sys
+import types
 
 from ..compile import source
 from ..errors import CompileError, KernelError
@@ -176,9 +178,25 @@ def cuda(line: str, cell: str):
     from IPython import get_ipython
     ip = get_ipython()
     module, names = compile_cell(line, cell)
+    for warning in shadowed(ip.user_ns, names):
+        print(warning, file=sys.stderr)
     ip.user_ns.update(names)
     if not parse_line(line)["quiet"]:
         print(describe(names))
+
+
+def shadowed(namespace: dict, names: dict) -> list[str]:
+    """A line for each name the cell would take from something else the notebook holds (a kernel
+    named ``np`` would replace numpy, silently): a kernel, template or module replaced is no news."""
+    out = []
+    for py in names:
+        old = namespace.get(py, Function)
+        if old is Function or isinstance(old, (Function, Template, RawModule)):
+            continue
+        what = f"the module {old.__name__}" if isinstance(old, types.ModuleType) else f"a {type(old).__name__}"
+        out.append(f"warning: {py} was {what}; it is now this cell's kernel. Rename the kernel to keep {py} "
+                   f"(the next use of {py} gets the kernel)")
+    return out
 
 
 def register(ip=None) -> None:

@@ -125,6 +125,19 @@ HINTS = {
 }
 
 
+_ADDRESS_MATH = ("add", "sub", "mad", "mul", "shl")
+
+
+def pointer_line(kernel, ins) -> int:
+    """The source line of the arithmetic that made `ins`'s address (0: none, or a bare parameter):
+    the line that reads the pointer, which for a load the compiler moved is not the load's own."""
+    base = next((op.name for op in ins.operands if op.kind == "addr"), None)
+    for prev in reversed(kernel.instructions[:ins.index]):
+        if base and prev.operands and prev.operands[0].kind == "reg" and prev.operands[0].name == base:
+            return prev.line if prev.opcode in _ADDRESS_MATH else 0
+    return 0
+
+
 def raise_fault(program, b, mask, ins, space, fault: Fault, is_load):
     slot = int(slots_of(b, mask)[fault.position])
     what = "load from" if is_load else "store to"
@@ -132,10 +145,16 @@ def raise_fault(program, b, mask, ins, space, fault: Fault, is_load):
     if fault.kind == "misaligned" and space in ("global", "const"):
         detail = f"{program.globals.where(fault.address)}: {detail}"
     hint = fault.hint or HINTS.get((fault.kind, space)) or HINTS.get((fault.kind, None))
+    line = ins.line
+    if is_load and fault.kind == "misaligned" and (read := pointer_line(program.kernel, ins)) not in (0, ins.line):
+        # NVRTC sank the load to where its value is used: the line that reads the pointer is the student's
+        detail += (f" (the compiler moved the load itself to line {ins.line}, where its value is used: "
+                   f"`{(program.source_line(ins.line) or '').strip()}`)")
+        line = read
     raise MemoryAccessError(
         f"{fault.kind.capitalize()} {what} {space} memory: {detail}",
-        hint=hint, line=ins.line or None,
-        source_line=program.source_line(ins.line), filename=program.filename,
+        hint=hint, line=line or None,
+        source_line=program.source_line(line), filename=program.filename,
         thread=program.thread_of(b, slot), block=program.block_of(b, slot))
 
 

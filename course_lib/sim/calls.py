@@ -165,6 +165,12 @@ def _assert(ins, program, params):
     return run
 
 
+def _pipeline_copy_size(line):
+    """The literal byte count of a __pipeline_memcpy_async(dst, src, bytes) on `line`, or None."""
+    m = re.search(r"__pipeline_memcpy_async\s*\(.*?,.*?,\s*(\d+)\s*[,)]", line or "")
+    return int(m[1]) if m else None
+
+
 def build_trap(ins, program):
     """``trap``: a __trap() the student wrote, or one NVRTC put in place of code whose behaviour is
     always undefined (it compiles ``*(float*)0 = x`` or a load through nullptr to a trap)."""
@@ -179,6 +185,14 @@ def build_trap(ins, program):
                              "context is lost (every later CUDA call in the process fails).", **where,
                              hint="__trap() is an emergency stop; to report a problem from a kernel use "
                                   "assert(condition), or printf and return")
+        size = _pipeline_copy_size(where["source_line"])
+        if size is not None and size not in (4, 8, 16):
+            raise KernelTrap(
+                f"Line {ins.line} calls __pipeline_memcpy_async with {size} bytes, a size it cannot copy, so NVRTC compiled the "
+                "call to a trap (a deliberate crash): it copies 4, 8 or 16 bytes per thread (cp.async), nothing "
+                "else. On a GPU the launch fails and the CUDA context is lost.", **where,
+                hint="copy 4, 8 or 16 bytes per call (a 12-byte element: three 4-byte copies, or pad it to 16), "
+                     "from and to addresses aligned to that size")
         raise KernelTrap(
             f"Line {ins.line} always does something undefined, so NVRTC compiled it to a trap (a deliberate "
             "crash): most often a load or store through a null pointer (nullptr, (T*)0, or a pointer never "

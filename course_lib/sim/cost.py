@@ -7,9 +7,11 @@ machine. Other instructions cost more per slot (:func:`weight`): a global load o
 stride: 20 for a coalesced access, 130 for a transpose's strided store), a shared one ~110
 (bank costing and the race detector), a warp shuffle ~50, an atomic ~150 (a read and a write,
 applied to all threads at once where no two share an address, as when an atomic stands for a load
-or a store; thread by thread, some 50 times slower, where they do: rare in course kernels); branches, barriers and parameter loads ~0. Every instruction a batch executes also
-costs ``OVERHEAD`` steps whatever its threads (Python's part), and building the launch's code
-``BUILD`` steps per instruction. The constants were fitted on 18 course kernels at 1024² to
+or a store; thread by thread, some 50 times slower, where they do: rare in course kernels); branches,
+barriers and parameter loads ~0. Every instruction a batch executes also costs ``OVERHEAD`` steps
+whatever its threads (Python's part), every thread slot of a batch ``SLOT`` steps whatever its
+kernel (its ids, masks and exit: an empty kernel on 2^31-1 blocks is two minutes of that alone),
+and building the launch's code ``BUILD`` steps per instruction. The constants were fitted on 18 course kernels at 1024² to
 4096² (2026-11-26); ``benchmarks/simulator.py --estimates`` prints estimate against real time.
 
 - :func:`straight_line`: a batch running the kernel once along the path its threads usually take
@@ -30,6 +32,7 @@ from .access import space_of
 
 STEPS_PER_SECOND = 7e9
 OVERHEAD = 70_000          # steps per instruction a batch executes
+SLOT = 10                  # steps per thread slot of a batch, whatever it executes (measured: 8.6)
 BUILD = 600_000            # steps per instruction of the kernel, once per launch
 PER_SLOT = {"arith": 1, "free": 0, "global": 60, "shared": 110, "local": 60, "warp": 50,
             "atomic add": 100, "atomic": 150, "call": 3_000}
@@ -63,7 +66,7 @@ def weights(kernel) -> np.ndarray:
 def executed(kernel, slots: int, counts) -> float:
     """Steps for a batch of `slots` thread slots that executed instruction i counts[i] times."""
     counts = np.asarray(counts[:len(kernel.instructions)], np.float64)
-    return float(counts @ (OVERHEAD + slots * weights(kernel)))
+    return float(counts @ (OVERHEAD + slots * weights(kernel))) + SLOT * slots
 
 
 def straight_line(kernel, slots: int) -> float:
@@ -78,7 +81,7 @@ def straight_line(kernel, slots: int) -> float:
         ways = [best[s] for s in _forward(kernel, i)]
         pick = min if len(ways) == 2 and not _flows_into(kernel, i) else max
         best[i] = cost[i] + pick(ways, default=0.0)
-    return float(best[0]) if n else 0.0
+    return (float(best[0]) if n else 0.0) + SLOT * slots
 
 
 def _flows_into(kernel, i):

@@ -71,7 +71,8 @@ def limit_error(program, b, cur, mask, elapsed) -> SimulationLimit:
     timed_out = b.steps <= program.max_steps
     blocks = f"{b.nblocks} block(s) of {program.threads_per_block} thread(s)"
     if timed_out:
-        why = f"after {elapsed:.1f} s (timeout={program.timeout:g} seconds per batch) its batch of {blocks} was still running"
+        why = (f"after {elapsed:.1f} s of CPU time (timeout={program.timeout:g} seconds per batch, CPU time) its "
+               f"batch of {blocks} was still running")
         raise_it = f"timeout={max(2 * program.timeout, 30):g}"
     else:
         why = (f"its batch of {blocks} executed more than max_steps={program.max_steps:,} instruction steps "

@@ -21,13 +21,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import gpu
+from ..errors import ArgumentError, SimulationLimit, gives_memory_back
 from ..kernel import arch_fallback
-from ..errors import ArgumentError, SimulationLimit
+from ..sim.plan import BATCH_BYTES
 from . import model, verify
 from .data import poisoned, random_matrix
 from .transpose import as_kernel
 
-MAX_BYTES = 1 << 30          # host memory a Simulator.run may take for its matrices
+# A hub gives a student 1 GiB; Python, numpy, the course and a compiled kernel take about 200 MiB of it
+MAX_BYTES = 768 << 20        # host memory a Simulator.run may take: its matrices and working memory
+# the simulator's working memory: the budget it plans each batch of blocks by. The course's kernels took
+# 11-106 MiB at 1024 x 1024 (2026-11-27, tracemalloc); warp grows with the grid and tma_out, tma_pipe
+# went past the budget (243, 351 MiB): the planner does not count all of their state yet
+WORKING_BYTES = BATCH_BYTES
 SIM_OPTIONS = ("check_races", "trace_block", "max_steps", "timeout", "max_work", "progress")
 
 
@@ -55,15 +61,25 @@ def _shape(shape, default):
     return int(shape[0]), int(shape[1])
 
 
+def memory_needed(rows, cols, dtype) -> int:
+    """Bytes a Simulator.run of a rows x cols matrix takes at its peak: input, output and the expected
+    result, the comparison's one byte per element, and the simulator's working memory (the budget of
+    a batch of blocks, sim.plan.BATCH_BYTES)."""
+    elements = rows * cols
+    return 3 * elements * np.dtype(dtype).itemsize + elements + WORKING_BYTES
+
+
 def _room_for(rows, cols, dtype, limit):
-    """Refuse before allocating: input, output and the expected result must fit `limit` bytes."""
-    need = 3 * rows * cols * np.dtype(dtype).itemsize
+    """Refuse before allocating: what the run takes at its peak (memory_needed) must fit `limit` bytes."""
+    need = memory_needed(rows, cols, dtype)
     if need > limit:
         err = SimulationLimit(f"Not started: a {rows} x {cols} {np.dtype(dtype)} matrix needs about "
-                              f"{need / 2**30:.1f} GiB of memory here (input, output and the expected result), "
-                              f"over the simulator's limit of {limit / 2**30:.1f} GiB",
+                              f"{need / 2**20:,.0f} MiB of memory here (input, output, the expected result, "
+                              f"comparing them and the simulator's working memory), over the simulator's "
+                              f"limit of {limit / 2**20:,.0f} MiB",
                               hint="simulate a smaller shape: a kernel's metrics per request are the same on 1024 x "
-                                   "1024 as on 16384 x 16384; or pass max_bytes= to allow more")
+                                   "1024 as on 16384 x 16384; or pass max_bytes= to allow more (a class hub "
+                                   "gives a student about 1 GiB in all)")
         err.timed_out, err.reason = False, "memory"
         raise err
 
@@ -121,6 +137,7 @@ class Simulator:
     def __repr__(self):
         return f"Simulator(model_gpu={self.model_gpu!r})"
 
+    @gives_memory_back
     def run(self, target, a=None, *, shape=None, dtype=None, block=None, tile=None, copy=False,
             name=None, seed=0, max_bytes=MAX_BYTES, **params) -> Result:
         sim_opts = {k: params.pop(k) for k in SIM_OPTIONS if k in params}

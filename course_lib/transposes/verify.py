@@ -48,24 +48,58 @@ def _same_bits(a, b):
     return a == b
 
 
+CHUNK = 1 << 20     # elements compared at once: the temporaries stay a few MB whatever the matrix
+
+
+def _chunks(n_rows, row_size):
+    step = max(1, CHUNK // max(1, row_size))
+    return (slice(i, i + step) for i in range(0, n_rows, step))
+
+
+def _mismatches(out, expected) -> np.ndarray:
+    """Where out and expected differ, bit for bit (NaN matches NaN): one byte per element and
+    temporaries of CHUNK elements, never a matrix of them (an 8192 x 8192 check held four)."""
+    if out.ndim == 0:
+        return ~_same_bits(out, expected)
+    bad = np.empty(out.shape, bool)
+    for rows in _chunks(out.shape[0], out[0].size):
+        np.logical_not(_same_bits(out[rows], expected[rows]), out=bad[rows])
+    return bad
+
+
+def _count_unwritten(out, bad) -> int:
+    poison = poisoned((1,), out.dtype)[0]
+    if out.ndim == 0:
+        return int(bad & _same_bits(out, poison))
+    return sum(int((bad[rows] & _same_bits(out[rows], poison)).sum()) for rows in _chunks(out.shape[0], out[0].size))
+
+
+def _first(bad, n=3) -> list:
+    """The first `n` wrong (row, col) in row-major order, without listing every wrong element."""
+    found = []
+    for r in np.flatnonzero(bad.any(axis=1)):
+        found += [(int(r), int(c)) for c in np.flatnonzero(bad[r])[:n - len(found)]]
+        if len(found) >= n:
+            break
+    return found
+
+
 def compare(out, expected, tile=32) -> Mismatch:
     out, expected = np.asarray(out), np.asarray(expected)
     if out.shape != expected.shape:
         return Mismatch(False, total=expected.size, region=f"the output has shape {out.shape}, expected {expected.shape}")
-    bad = ~_same_bits(out, expected)
+    bad = _mismatches(out, expected)
     n = int(bad.sum())
     if n == 0:
         return Mismatch(True, total=out.size)
-    poison = poisoned((1,), out.dtype)
-    unwritten = int((bad & _same_bits(out, np.broadcast_to(poison[0], out.shape))).sum())
-    rs, cs = np.nonzero(bad)
-    first = [(int(r), int(c), out[r, c].item(), expected[r, c].item()) for r, c in zip(rs[:3], cs[:3])]
+    unwritten = _count_unwritten(out, bad)
+    first = [(r, c, out[r, c].item(), expected[r, c].item()) for r, c in _first(bad)]
     return Mismatch(False, n, unwritten, out.size, first, describe_region(bad, tile))
 
 
 def describe_region(bad: np.ndarray, tile=32) -> str:
     rows, cols = bad.shape
-    rs, cs = np.nonzero(bad)
+    rs, cs = np.flatnonzero(bad.any(axis=1)), np.flatnonzero(bad.any(axis=0))
     r0, r1, c0, c1 = rs.min(), rs.max(), cs.min(), cs.max()
     if bad.all():
         return "every element is wrong"
@@ -76,8 +110,8 @@ def describe_region(bad: np.ndarray, tile=32) -> str:
         return f"all in the last, partial block of columns ({last_cols}..{cols - 1}): check the bounds test on columns"
     if r1 - r0 < tile and c1 - c0 < tile and r0 // tile == r1 // tile and c0 // tile == c1 // tile:
         return f"all inside one {tile}x{tile} tile (rows {r0}..{r1}, columns {c0}..{c1})"
-    edge = (rs < tile) | (rs >= rows - tile) | (cs < tile) | (cs >= cols - tile)
-    if edge.all() and rows > 2 * tile and cols > 2 * tile:
+    # every wrong element within `tile` of an edge: none in the interior
+    if not bad[tile:rows - tile, tile:cols - tile].any() and rows > 2 * tile and cols > 2 * tile:
         return "all near the edges of the matrix"
     frac = bad.mean()
     return f"spread over the matrix ({frac:.1%} of elements, rows {r0}..{r1}, columns {c0}..{c1})"

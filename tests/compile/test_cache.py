@@ -10,7 +10,7 @@ import pytest
 
 import course_lib as cl
 from course_lib.compile import cache as cache_module
-from course_lib.compile import nvrtc
+from course_lib.compile import nvrtc, sass
 from course_lib.transposes import poisoned, random_matrix
 
 SCALE = r'''
@@ -121,3 +121,59 @@ def test_a_cache_folder_of_someone_else_is_never_read_or_written(private, monkey
     again = nvrtc.compile_source(src)
     assert ".entry planted" not in again.ptx and again.ptx == first.ptx
     assert sorted(private.iterdir()) == stored      # nothing new written there
+
+
+# ----------------------------------------------------------------------------- healing itself (issue 26)
+
+def _warned(capsys) -> list[str]:
+    return [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+
+
+def test_a_damaged_entry_says_so_in_one_line(cache, capsys):
+    nvrtc, tmp = cache
+    nvrtc.compile_source(SCALE)
+    _entry(tmp, ".json").write_text("{")
+    cache_module.memory.clear()
+    capsys.readouterr()
+    nvrtc.compile_source(SCALE)
+    (line,) = _warned(capsys)
+    assert "damaged" in line and "rebuilt" in line and _entry(tmp, ".json").name in line
+    cache_module.memory.clear()
+    nvrtc.compile_source(SCALE)
+    assert _warned(capsys) == []                            # healed: no warning the next time
+
+
+needs_nvdisasm = pytest.mark.skipif(sass.nvdisasm_path() is None, reason="nvdisasm is not installed")
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("damage", ["truncated", "empty", "garbage bytes"])
+def test_a_damaged_sass_entry_is_rebuilt_with_a_one_line_warning(cache, capsys, damage):
+    """Before: a truncated or empty entry moved every later run of the kernel to PTX counts, silently;
+    garbage bytes made every simulation of it raise UnicodeDecodeError until deleted by hand."""
+    nvrtc, tmp = cache
+    cubin = nvrtc.compile_source(SCALE, arch=90, want_cubin=True).cubin
+    listing = sass.disassemble(cubin, tmp)
+    (entry,) = (tmp / "sass").iterdir()
+    good = entry.read_bytes()
+    entry.write_bytes({"truncated": good[:len(good) // 2], "empty": b"", "garbage bytes": b"\xff\xfe\x00garbage\x9c",
+                       }[damage])
+    capsys.readouterr()
+    assert sass.disassemble(cubin, tmp) == listing
+    (line,) = _warned(capsys)
+    assert "damaged" in line and "rebuilt" in line and entry.name in line
+    assert entry.read_bytes() == good
+    assert sass.disassemble(cubin, tmp) == listing and _warned(capsys) == []
+
+
+def test_temporary_files_of_killed_writes_are_cleaned(cache):
+    nvrtc, tmp = cache
+    (tmp / "sass").mkdir()
+    dead = 2 ** 22 + 12345                                  # above Linux's pid_max default: never alive
+    left = [tmp / f"0123.json.tmp{dead}", tmp / f"0123.cubin.tmp{dead}", tmp / "sass" / f"0123.tmp{dead}"]
+    mine = tmp / f"4567.json.tmp{os.getpid()}"             # a write in progress in this process: kept
+    for p in left + [mine]:
+        p.write_bytes(b"half a")
+    cache_module.cleaned.clear()
+    nvrtc.compile_source(SRC % np.random.randint(1 << 30))
+    assert not any(p.exists() for p in left) and mine.exists()

@@ -1,0 +1,66 @@
+"""Folders a command writes into, checked before anything is written, and backups of files it replaces.
+
+    out = folders.writable("--out", args.out)    # the folder, created; or FolderProblem saying why not
+    kept = folders.backup(path)                  # path copied to NAME.before-<date-time>.EXT first; None if new
+    kept = folders.keep_if_changed(path, text)   # the same, only when `text` would change the file
+
+A command given a file where it wants a folder, or a folder it cannot write (read-only, someone
+else's), stops with one line naming the option, the path and what to do, instead of an OSError's
+traceback halfway through writing. :func:`backup` keeps an instructor's edited file before a tool
+writes a new one over it. This module neither parses command lines nor decides what to write.
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+
+class FolderProblem(ValueError):
+    """A folder named on the command line cannot be written; the message says which and what to do."""
+
+
+def writable(option: str, path) -> Path:
+    """`path` (``~`` expanded) as a folder this user can write, created with its parents if missing."""
+    folder = Path(path).expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise FolderProblem(f"{option} {path} is a file, not a folder: name a folder (it is created if missing)")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):       # a read-only or foreign folder fails here, not halfway
+            pass
+    except FileExistsError:
+        above = next(p for p in folder.parents if p.exists())
+        raise FolderProblem(f"{option} {path}: {above} is a file, not a folder") from None
+    except OSError as exc:
+        raise FolderProblem(f"{option} {path}: cannot write there ({exc.strerror or exc}); name a folder you can "
+                            "write, e.g. one in your home folder") from None
+    return folder
+
+
+def backup(path: Path) -> Path | None:
+    """Copy an existing `path` to NAME.before-<date-time>.EXT beside it and return that; None when there
+    is nothing to keep."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    kept = path.with_name(f"{path.stem}.before-{time.strftime('%Y%m%d-%H%M%S')}{path.suffix}")
+    n = 1
+    while kept.exists():                                # two runs in one second keep both
+        kept = path.with_name(f"{path.stem}.before-{time.strftime('%Y%m%d-%H%M%S')}-{n}{path.suffix}")
+        n += 1
+    shutil.copy2(path, kept)
+    return kept
+
+
+def keep_if_changed(path: Path, text: str) -> Path | None:
+    """:func:`backup` of `path` when writing `text` there would change it (an instructor's edit, or
+    an older export); None when it is new or would be the same bytes."""
+    path = Path(path)
+    try:
+        if path.read_bytes() in (text.encode(), (text + "\n").encode()):
+            return None
+    except OSError:
+        return None
+    return backup(path)

@@ -1,0 +1,84 @@
+"""What course-lab and the instructor tools say to a bad command line (issue 26): a course_lib message
+with what, where and what to do, never a traceback, and nothing started or written."""
+import os
+from pathlib import Path
+
+import pytest
+
+from course_lib.lab import course_lab as lab
+from course_lib.lab import instructor as I
+
+REPO = Path(__file__).resolve().parents[2]
+NB04 = str(REPO / "notebooks" / "04_shared_memory_tiles.ipynb")
+as_root = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+@pytest.fixture
+def a_file(tmp_path):
+    f = tmp_path / "notes.txt"
+    f.write_text("mine\n")
+    return f
+
+
+@pytest.mark.parametrize("argv", [["--work", "{f}"], ["--write-jupyter-config", "{f}"]])
+def test_course_lab_given_a_file_for_a_folder(a_file, capsys, argv):
+    argv = [a.format(f=a_file) for a in argv]
+    assert lab.main(argv + ["--no-browser"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and f"{argv[0]} {a_file}" in err and "is a file, not a folder" in err
+    assert a_file.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("ip", ["999.1.1.1", "no-such-host.invalid"])
+def test_course_lab_given_an_address_it_cannot_listen_on(tmp_path, capsys, ip):
+    assert lab.main(["--ip", ip, "--no-browser", "--work", str(tmp_path / "w")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and f"--ip {ip}" in err and "127.0.0.1" in err
+    assert not (tmp_path / "w").exists()
+
+
+@pytest.mark.parametrize("cmd", ["nbgrader", "build"])
+def test_instructor_out_given_a_file(a_file, capsys, cmd):
+    assert I.main([cmd, "--out", str(a_file), *(["--no-execute"] if cmd == "build" else []), NB04]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and f"--out {a_file} is a file, not a folder" in err
+    assert a_file.read_text() == "mine\n"
+
+
+@pytest.fixture
+def read_only(tmp_path):
+    """A folder this user cannot write into (root writes anywhere but /sys)."""
+    if as_root:
+        if not Path("/sys/kernel").is_dir():
+            pytest.skip("root writes into a read-only folder, and there is no /sys here")
+        yield Path("/sys/kernel")
+        return
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    yield ro
+    ro.chmod(0o755)
+
+
+@pytest.mark.parametrize("cmd", ["nbgrader", "build"])
+def test_instructor_out_in_a_read_only_folder(read_only, capsys, cmd):
+    out = read_only / "course"
+    assert I.main([cmd, "--out", str(out), *(["--no-execute"] if cmd == "build" else []), NB04]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "cannot write" in err and f"--out {out}" in err and not out.exists()
+
+
+def test_nbgrader_export_keeps_the_instructors_edited_source_notebook(tmp_path, capsys):
+    """Before: a second `instructor nbgrader --out` overwrote the edited source notebook, no backup."""
+    course = tmp_path / "course"
+    assert I.main(["nbgrader", "--out", str(course), NB04]) == 0
+    source = course / "source" / "04_shared_memory_tiles" / "04_shared_memory_tiles.ipynb"
+    assert I.main(["nbgrader", "--out", str(course), NB04]) == 0        # the same again: nothing to keep
+    assert sorted(p.name for p in source.parent.iterdir()) == [source.name]
+    edited = source.read_text().replace("Shared", "SHARED", 1)
+    source.write_text(edited)
+    capsys.readouterr()
+    assert I.main(["nbgrader", "--out", str(course), NB04]) == 0
+    (kept,) = [p for p in source.parent.iterdir() if p != source]
+    assert kept.read_text() == edited and source.read_text() != edited
+    assert f"kept your edited {source.name} as {kept.name}" in capsys.readouterr().out
