@@ -1,4 +1,4 @@
-"""What nbgrader needs to grade this course: the course's stubs, graded mode, time per cell.
+"""What nbgrader needs to grade this course: the course's stubs, sandboxed autograding, time per cell.
 
     # nbgrader_config.py (written by `python -m course_lib instructor nbgrader`)
     from course_lib.lab.nbgrader_hooks import configure
@@ -8,17 +8,28 @@ nbgrader replaces a solution region with one stub per language (Python's is ``ra
 NotImplementedError()``), which in a ``%%cuda`` cell does not compile. :class:`CourseStubs`, put
 in place of nbgrader's ClearSolutions for ``generate_assignment``, gives a ``%%cuda`` cell with the
 course's markers its own stub (``solutions.strip_solutions``: the ``//>`` lines, exactly the cell
-of notebooks/) and leaves every other cell to nbgrader. :class:`GradedExecute`, in place of
-nbgrader's Execute for ``autograde``, starts each kernel with ``COURSE_LIB_GRADED=1`` (no solution
-shown, a solution's text refused). Importing this module needs nbgrader (the ``[instructor]`` extra).
+of notebooks/) and leaves every other cell to nbgrader. :class:`SandboxedExecute`, in place of
+nbgrader's Execute for ``autograde``, never runs a student's code as the instructor: the notebook runs
+in course_lib.lab.sandbox (its test cells emptied, in a throw-away copy of its folder), and each test
+cell of a course exercise shows the verdict of course_lib.lab.grader on the exercise cell's text, with
+hidden shapes from the course's seed (grading.hidden_shapes). Without a working bubblewrap it refuses.
+Importing this module needs nbgrader (the ``[instructor]`` extra).
 """
 from __future__ import annotations
 
-import os
+import json
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
 
+import nbformat
+from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import ClearSolutions, Execute
 
-from ..teach.solutions import ENV_GRADED, has_solution, strip_solutions
+from ..teach.exercises import EXERCISES
+from ..teach.solutions import has_solution, strip_solutions
+from . import grader, grading, sandbox
 
 CELL_TIMEOUT_S = 300        # a notebook cell on the simulator takes seconds; a checker at most ~10
 
@@ -33,19 +44,62 @@ class CourseStubs(ClearSolutions):
         return super()._replace_solution_region(cell, language)
 
 
-class GradedExecute(Execute):
-    """nbgrader's Execute with the kernel in graded mode (it inherits this process's environment)."""
+class SandboxedExecute(Execute):
+    """nbgrader's Execute for autograde: the student's notebook runs in the sandbox (a throw-away copy of its
+    folder, no network, no solutions, no course folder), its test cells not at all; each test cell of a
+    course exercise gets the trusted grader's verdict as its output (an error output when it fails)."""
 
     def preprocess(self, nb, resources, *args, **kwargs):
-        before = os.environ.get(ENV_GRADED)
-        os.environ[ENV_GRADED] = "1"
-        try:
-            return super().preprocess(nb, resources, *args, **kwargs)
-        finally:
-            if before is None:
-                os.environ.pop(ENV_GRADED, None)
-            else:
-                os.environ[ENV_GRADED] = before
+        sandbox.require()                               # no sandbox: refuse, never grade unsandboxed
+        info = resources.get("nbgrader", {})
+        student, assignment = str(info.get("student", "")), str(info.get("assignment", ""))
+        term = grading.seed(CourseDirectory(config=self.config).root)
+        tests = {i: key for i, c in enumerate(nb.cells) if (key := _exercise_test(c))}
+        self._run_isolated(nb, resources, tests)
+        for i, key in tests.items():
+            hidden = grading.hidden_shapes(EXERCISES[key], term, student, assignment)
+            ok, text = grader.grade(nb, key, hidden)
+            nb.cells[i].outputs, nb.cells[i].execution_count = verdict(key, ok, text), None
+        return nb, resources
+
+    def _run_isolated(self, nb, resources, tests) -> None:
+        """Execute a copy of `nb` (test cells emptied) in the sandbox, in a copy of its folder; keep its outputs."""
+        with tempfile.TemporaryDirectory(prefix="course_lib_autograde_") as tmp:
+            work = Path(tmp) / "work"
+            # symlinks stay links: followed here they would copy what the instructor can read into the sandbox
+            shutil.copytree(resources.get("metadata", {}).get("path") or ".", work, symlinks=True)
+            copy = nbformat.from_dict(json.loads(json.dumps(nb)))
+            for i in tests:
+                copy.cells[i].source = ""
+            path = work / ".course_lib_autograde.ipynb"
+            nbformat.write(copy, path)
+            try:
+                r = sandbox.execute_notebook(path, timeout=self.timeout or CELL_TIMEOUT_S)
+                failed = r.returncode and r.stderr.strip().splitlines()[-1:]
+            except subprocess.TimeoutExpired:
+                failed = ["the notebook ran out of time"]
+            if failed:
+                self.log.warning("The student's notebook did not run to its end in the sandbox: %s", failed[0])
+            ran = nbformat.read(path, as_version=4)
+        for i, (cell, done) in enumerate(zip(nb.cells, ran.cells)):
+            if cell.cell_type == "code" and i not in tests:
+                cell.outputs, cell.execution_count = done.get("outputs", []), done.get("execution_count")
+
+
+def _exercise_test(cell) -> str | None:
+    """The exercise key of a course test cell (grade_id '<key>_check', a grade cell), else None."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    key = str(meta.get("grade_id", "")).removesuffix("_check")
+    return key if cell.cell_type == "code" and meta.get("grade") and key in EXERCISES else None
+
+
+def verdict(key: str, ok: bool, text: str) -> list:
+    """The test cell's outputs: the verdict, and an error when it failed (nbgrader then gives no points)."""
+    out = [nbformat.v4.new_output("stream", name="stdout", text=text + "\n")]
+    if not ok:
+        out.append(nbformat.v4.new_output("error", ename="AssertionError", evalue=f"{key}: not passed",
+                                          traceback=[f"AssertionError: {key}: not passed (the checker's report is above)"]))
+    return out
 
 
 def _swap(app, trait, old, new) -> list:
@@ -60,5 +114,5 @@ def configure(c) -> None:
     """Set nbgrader's configuration `c` for the course (its preprocessor lists are read from nbgrader)."""
     from nbgrader.converters import Autograde, GenerateAssignment
     c.GenerateAssignment.preprocessors = _swap(GenerateAssignment, "preprocessors", ClearSolutions, CourseStubs)
-    c.Autograde.autograde_preprocessors = _swap(Autograde, "autograde_preprocessors", Execute, GradedExecute)
+    c.Autograde.autograde_preprocessors = _swap(Autograde, "autograde_preprocessors", Execute, SandboxedExecute)
     c.Execute.timeout = CELL_TIMEOUT_S
