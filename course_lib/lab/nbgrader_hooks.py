@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 
 import nbformat
+from jupyter_client.manager import AsyncKernelManager
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import ClearSolutions, Execute
 
@@ -63,27 +64,41 @@ class SandboxedExecute(Execute):
         return nb, resources
 
     def _run_isolated(self, nb, resources, tests) -> None:
-        """Execute a copy of `nb` (test cells emptied) in the sandbox, in a copy of its folder; keep its outputs."""
+        """Execute a copy of `nb` (test cells emptied) with its kernel in the sandbox, in a copy of its folder;
+        nbgrader's Execute does the rest (timeouts, errors kept). Its outputs go to `nb`'s other cells."""
         with tempfile.TemporaryDirectory(prefix="course_lib_autograde_") as tmp:
-            work = Path(tmp) / "work"
+            work, sockets = Path(tmp) / "work", Path(tmp) / "sockets"
             # symlinks stay links: followed here they would copy what the instructor can read into the sandbox
             shutil.copytree(resources.get("metadata", {}).get("path") or ".", work, symlinks=True)
+            sockets.mkdir(mode=0o700)
             copy = nbformat.from_dict(json.loads(json.dumps(nb)))
             for i in tests:
                 copy.cells[i].source = ""
-            path = work / ".course_lib_autograde.ipynb"
-            nbformat.write(copy, path)
-            try:
-                r = sandbox.execute_notebook(path, timeout=self.timeout or CELL_TIMEOUT_S)
-                failed = r.returncode and r.stderr.strip().splitlines()[-1:]
-            except subprocess.TimeoutExpired:
-                failed = ["the notebook ran out of time"]
-            if failed:
-                self.log.warning("The student's notebook did not run to its end in the sandbox: %s", failed[0])
-            ran = nbformat.read(path, as_version=4)
+            self.kernel_manager_class = type("SandboxedKernel", (SandboxedKernelManager,),
+                                             {"work": str(work), "sockets": str(sockets)})
+            ran, _ = super().preprocess(copy, {**resources, "metadata": {**resources.get("metadata", {}),
+                                                                          "path": str(work)}})
         for i, (cell, done) in enumerate(zip(nb.cells, ran.cells)):
             if cell.cell_type == "code" and i not in tests:
                 cell.outputs, cell.execution_count = done.get("outputs", []), done.get("execution_count")
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    """A kernel started inside the sandbox: ipc sockets in `sockets` (bound into it; the sandbox has no
+    network), `work` as its cwd, an empty environment for bwrap, the sandbox's limits."""
+    work, sockets = "", ""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.transport, self.ip = "ipc", f"{self.sockets}/kernel"
+        self.connection_file = f"{self.sockets}/kernel.json"
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        # bwrap gets an empty environment (its /proc/1/environ is the sandbox's to read); the kernel's chatter is
+        # not the grader's log
+        kw.update(env={}, cwd=self.work, preexec_fn=sandbox.limits(), stdout=subprocess.DEVNULL,
+                  stderr=subprocess.DEVNULL)
+        return await super()._async_launch_kernel(sandbox.command(kernel_cmd, self.work, [self.sockets]), **kw)
 
 
 def _exercise_test(cell) -> str | None:

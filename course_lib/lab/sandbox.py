@@ -2,10 +2,10 @@
 
     sandbox.require()                                   # SandboxUnavailable, with how to fix it, if it cannot
     sandbox.run([sys.executable, "-m", "course_lib.lab.grader"], input=job, work=None)
-    sandbox.execute_notebook(path, timeout=300)         # a notebook's copy, executed inside, outputs stored
+    sandbox.command(kernel_argv, work=copy_of_folder, binds=[sockets])     # for a Jupyter kernel (nbgrader_hooks)
 
 The sandbox is Debian's ``bwrap`` (bubblewrap) with every namespace new (``--unshare-all``): no network
-(loopback only, so a Jupyter kernel still talks to its client), its own PID namespace and /proc (the
+(a Jupyter kernel talks to its client through ipc sockets in a folder bound for it), its own PID namespace and /proc (the
 grader's processes, their environment and folders are not there), a new session, ``--die-with-parent``.
 What it sees: the system (/usr, /etc, ...), Python and the course library read-only, the course's
 kernels/ without kernels/solutions (an empty folder is mounted over it), nothing else of the checkout
@@ -101,9 +101,12 @@ def environment() -> dict[str, str]:
             "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
 
 
-def command(argv, work=None) -> list[str]:
-    """The bwrap command line that runs `argv` sandboxed (cwd: `work` bound at /submission, else HOME)."""
+def command(argv, work=None, binds=()) -> list[str]:
+    """The bwrap command line that runs `argv` sandboxed (cwd: `work` bound at /submission, else HOME);
+    each folder of `binds` is bound read-write at its own path (a Jupyter kernel's sockets)."""
     cmd = [require(), *_isolation(), *_system(), *_course(), "--clearenv"]
+    for b in binds:
+        cmd += ["--bind", str(Path(b).resolve()), str(Path(b).resolve())]
     for k, v in environment().items():
         cmd += ["--setenv", k, v]
     if work is not None:
@@ -113,7 +116,8 @@ def command(argv, work=None) -> list[str]:
     return [*cmd, "--", *map(str, argv)]
 
 
-def _limits(cpu_s: int, memory: int):
+def limits(cpu_s: int = CPU_S, memory: int = MEMORY):
+    """A preexec_fn for the process that starts bwrap: CPU time, address space, no core dumps."""
     def apply():
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
@@ -125,27 +129,4 @@ def run(argv, *, work=None, input: str | None = None, timeout: float = 600, cpu_
         memory: int = MEMORY) -> subprocess.CompletedProcess:
     """Run `argv` in the sandbox; its stdout and stderr as text. subprocess.TimeoutExpired past `timeout`."""
     return subprocess.run(command(argv, work), input=input, capture_output=True, text=True, timeout=timeout,
-                          env={}, preexec_fn=_limits(cpu_s, memory), start_new_session=True)
-
-
-def execute_notebook(path, timeout: int, total_s: float = 1800) -> subprocess.CompletedProcess:
-    """Execute the notebook `path` in the sandbox, its folder as cwd (bound read-write: pass a copy);
-    its outputs are stored into the file. Cells that fail are kept with their error (as nbgrader does)."""
-    path = Path(path)
-    return run([sys.executable, "-m", "course_lib.lab.sandbox", f"{WORK}/{path.name}", str(timeout)],
-               work=path.parent, timeout=total_s)
-
-
-def _execute_here(path: str, timeout: int) -> None:
-    """Inside the sandbox: run the notebook with nbclient and store its outputs."""
-    import nbformat
-    from nbclient import NotebookClient
-    nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=timeout, allow_errors=True, resources={"metadata": {"path": WORK}},
-                   kernel_name=nb.metadata.get("kernelspec", {}).get("name", "python3"),
-                   extra_arguments=["--HistoryManager.hist_file=:memory:"]).execute()
-    nbformat.write(nb, path)
-
-
-if __name__ == "__main__":
-    _execute_here(sys.argv[1], int(sys.argv[2]))
+                          env={}, preexec_fn=limits(cpu_s, memory), start_new_session=True)

@@ -9,7 +9,7 @@ solutions, the seed, other students' work and the grader's environment through /
 plants an IPython startup file in the grader's HOME and files in the course folder before a later
 student's untouched stub. Each attack must score 0 and leave nothing behind; the feedback must hold no
 solution line, no other student's work, no hidden shape and nothing of the grader's environment;
-honest work must show no checksum warning, a tampered test cell must. About 60 s: slow."""
+honest work must show no checksum warning, a tampered test cell must. About 90 s: slow."""
 import csv
 import html
 import json
@@ -124,22 +124,17 @@ SUBMISSIONS = {
                      ["stored more than once", "each element of in is loaded once"]),
     "one_thread": (TILE, ONE_THREAD, [], 0, ["too slow", "not stuck"]),
     "untouched": (TILE, None, [], 0, ["never written"]),
-    "replace_checker": (TILE, None, [REPLACE_CHECKER], 0, ["never written"]),
     "include_solution": (TILE, DECLARE + '#include "solutions/tile_32x8.cu"', [], 0, ["does not compile"]),
     "include_absolute": (TILE, DECLARE + f'#include "{solutions.path("tile_32x8")}"', [], 0, ["does not compile"]),
-    "include_path": (TILE, "%%cuda -I" + str(REPO / "kernels" / "solutions") + "\n" + solutions.stub("tile_32x8"),
-                     [], 0, ["is not allowed in a graded exercise"]),
-    "snoop": (TILE, None, [SNOOP], 0, ["never written"]),
-    "proc": (TILE, None, [PROC], 0, ["never written"]),
-    "plant": (TILE, None, [PLANT], 0, ["never written"]),
+    "snoop": (TILE, None, [SNOOP, PROC], 0, ["never written"]),
+    "plant": (TILE, None, [REPLACE_CHECKER, PLANT], 0, ["never written"]),
     "tampered": (TILE, None, [], 0, ["never written"]),          # its locked test cell says pass
     "zz_later": (TILE, None, [], 0, ["never written"]),
     "col_correct": (COL, _own("column_read"), [], 2, ["✓ column_read: all checks pass"]),
     "col_32_bit": (COL, _own("column_read").replace("(size_t)", ""), [], 0, ["more than 2^32", "64 bits"]),
 }
 HONEST = ("correct", "bank_conflicts", "untouched", "col_correct", "col_32_bit")
-ATTACKS = ("replace_checker", "include_solution", "include_absolute", "include_path", "snoop", "proc", "plant",
-           "zz_later", "untouched")          # their feedback may show no solution line: they wrote none
+ATTACKS = ("include_solution", "include_absolute", "snoop", "plant", "tampered", "zz_later", "untouched")          # their feedback may show no solution line: they wrote none
 
 
 def _mini(tmp_path, assignment) -> Path:
