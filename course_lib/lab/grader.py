@@ -120,8 +120,8 @@ def _hidden_verdict(key, fn, hidden) -> tuple[bool, str]:
     if report.ok:
         return True, f"✓ and on {n} more shapes the release does not show"
     hints = list(dict.fromkeys(h for _, h in report.problems))
-    return False, "\n".join([f"✗ {key}: wrong on {n} more shapes the release does not show "
-                             f"({len(report.problems)} problem(s)); try sizes that are not multiples of the tile",
+    return False, "\n".join([f"✗ {key}: but {len(report.problems)} problem(s) on {n} more shapes the release does not "
+                             "show (sizes that are not multiples of the tile: try some); what to look at:",
                              *(f"    hint: {h}" for h in hints)])
 
 

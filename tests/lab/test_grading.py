@@ -159,3 +159,25 @@ pathlib.Path.home().joinpath("kept").write_text("x"); pathlib.Path("written").wr
     assert "'COURSE_LIB_GRADED'" in r.stdout and ".cu'" not in r.stdout.split("\n")[3]   # no solution file
     assert (tmp_path / "work" / "written").exists()                  # the caller's throw-away copy
     assert not any(p.name == "kept" for p in Path.home().iterdir())  # HOME was a tmpfs
+
+
+def test_the_grader_fails_a_kernel_right_only_on_the_shapes_it_was_shown_without_naming_hidden_ones():
+    """issue 27: a kernel wrong only when rows % 32 >= 16 passes every shape the release shows."""
+    try:
+        sandbox.require()
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    own = "\n".join(line.split("//")[0].rstrip() for line in solutions.solved(solutions.body("tile_32x8")).splitlines())
+    sly = own.replace("    __syncthreads();", "    __syncthreads();\n    if (rows % 32 >= 16 && blockIdx.x == 0) rows -= 1;", 1)
+    assert sly != own
+    hidden = grading.hidden_shapes(E.get("tile_32x8"), "seed", "mallory", "06")
+    verdicts = {}
+    for name, text in (("own", own), ("sly", sly)):
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell("%%cuda\n" + text)]
+        nb.cells[0].metadata["nbgrader"] = {"grade_id": "tile_32x8_kernel"}
+        verdicts[name] = grader.grade(nb, "tile_32x8", hidden)
+    assert verdicts["own"][0] and f"and on {len(hidden)} more shapes the release does not show" in verdicts["own"][1]
+    ok, text = verdicts["sly"]
+    assert not ok and "✓ tile_32x8: all checks pass" in text and "more shapes the release does not show" in text
+    assert not any(f"{r}x{c}" in text or str((r, c)) in text for r, c in hidden), text
