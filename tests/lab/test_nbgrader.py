@@ -9,7 +9,8 @@ solutions, the seed, other students' work and the grader's environment through /
 plants an IPython startup file in the grader's HOME and files in the course folder before a later
 student's untouched stub. Each attack must score 0 and leave nothing behind; the feedback must hold no
 solution line, no other student's work, no hidden shape and nothing of the grader's environment;
-honest work must show no checksum warning, a tampered test cell must. About 90 s: slow."""
+honest work must show no checksum warning, a tampered test cell must; without bubblewrap autograde
+refuses. About 90 s: slow."""
 import csv
 import html
 import json
@@ -28,6 +29,16 @@ from course_lib.teach import solutions
 
 pytestmark = pytest.mark.slow       # nbgrader runs each submission's notebook in a sandbox (~3 s each)
 pytest.importorskip("nbgrader", reason="nbgrader comes with the [instructor] extra (Python >= 3.11)")
+
+
+@pytest.fixture(autouse=True)
+def _bubblewrap():
+    """Autograding refuses without a sandbox (the test's last step checks that it does): skip, saying why."""
+    from course_lib.lab import sandbox
+    try:
+        sandbox.require()
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(str(exc))
 
 REPO = Path(__file__).resolve().parents[2]
 TILE, COL = "06_tiles", "03_columns"
@@ -231,4 +242,8 @@ def test_nbgrader_round_trip_grades_the_kernel_only_and_every_attack_gets_nothin
     failures += [f"{s}: nbgrader warns {w}" for s in HONEST for w in warned.get(s, []) if "checksum" in w]
     if not any("checksum" in w for w in warned.get("tampered", [])):
         failures.append("a tampered locked cell gave no checksum warning")
+    refused = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", TILE, "--student", "zz_later", "--force"],
+                             cwd=course, capture_output=True, text=True, env=dict(env, PATH="/nowhere"))   # no bwrap
+    if refused.returncode == 0 or "apt install bubblewrap" not in refused.stderr:
+        failures.append(f"without bwrap autograde did not refuse: {refused.stderr[-2000:]}")
     assert not failures, "\n".join(failures)
