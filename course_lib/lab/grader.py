@@ -85,7 +85,8 @@ def copied(body: str, key: str) -> str | None:
     own = {c for c in _comments(solutions.solved(sol)) - _comments(solutions.stub(key)) if len(c) >= 16}
     hit = sorted(own & _comments(body))
     if hit:
-        return f"{EXERCISES[key].kernel} carries the course's solution of '{key}': its comment \"{hit[0]}\" is the solution's"
+        return (f"{EXERCISES[key].kernel} carries the course's solution of '{key}': its comment \"{hit[0]}\" is "
+                "the solution's")
     return None
 
 

@@ -113,7 +113,7 @@ def verdict(key: str, ok: bool, text: str) -> list:
     out = [nbformat.v4.new_output("stream", name="stdout", text=text + "\n")]
     if not ok:
         out.append(nbformat.v4.new_output("error", ename="AssertionError", evalue=f"{key}: not passed",
-                                          traceback=[f"AssertionError: {key}: not passed (the checker's report is above)"]))
+                                          traceback=[f"AssertionError: {key}: not passed (the report is above)"]))
     return out
 
 

@@ -59,8 +59,9 @@ def require() -> str:
 
 
 def _isolation() -> list[str]:
-    return ["--unshare-all", "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev",
-            "--tmpfs", "/tmp", "--tmpfs", "/home", "--dir", HOME]
+    # --cap-drop ALL: bwrap keeps root's capabilities for a caller that is root (a grading container)
+    return ["--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--proc", "/proc",
+            "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/home", "--dir", HOME]
 
 
 def _system() -> list[str]:

@@ -151,12 +151,14 @@ print(sorted(os.environ)); print(open("/proc/1/environ").read()); print(os.readl
 print(glob.glob({str(solutions.SOLUTIONS_DIR)!r} + "/*"), os.listdir({str(REPO)!r}), os.listdir("/proc/1/root/tmp"))
 try: socket.create_connection(("pypi.org", 443), timeout=3); print("NETWORK")
 except OSError: pass
-pathlib.Path.home().joinpath("kept").write_text("x"); pathlib.Path("written").write_text("x")"""
+pathlib.Path.home().joinpath("kept").write_text("x"); pathlib.Path("written").write_text("x")
+print(next(l for l in open("/proc/self/status") if l.startswith("CapEff")))"""
     import sys
     r = sandbox.run([sys.executable, "-c", probe], work=tmp_path / "work", timeout=60)
     assert r.returncode == 0, r.stderr
     assert "tell-no-one" not in r.stdout and "COURSE_LIB_SOLUTIONS" not in r.stdout and "NETWORK" not in r.stdout
     assert "'COURSE_LIB_GRADED'" in r.stdout and ".cu'" not in r.stdout.split("\n")[3]   # no solution file
+    assert "CapEff:\t0000000000000000" in r.stdout                    # no capability, even for a root grader
     assert (tmp_path / "work" / "written").exists()                  # the caller's throw-away copy
     assert not any(p.name == "kept" for p in Path.home().iterdir())  # HOME was a tmpfs
 
