@@ -4,15 +4,17 @@
     sandbox.run([sys.executable, "-m", "course_lib.lab.grader"], input=job, work=None)
     sandbox.command(kernel_argv, work=copy_of_folder, binds=[sockets])     # for a Jupyter kernel (nbgrader_hooks)
 
-The sandbox is Debian's ``bwrap`` (bubblewrap) with every namespace new (``--unshare-all``): no network
-(a Jupyter kernel talks to its client through ipc sockets in a folder bound for it), its own PID namespace and /proc (the
-grader's processes, their environment and folders are not there), a new session, ``--die-with-parent``.
-What it sees: the system (/usr, /etc, ...), Python and the course library read-only, the course's
-kernels/ without kernels/solutions (an empty folder is mounted over it), nothing else of the checkout
-or the course folder; HOME and /tmp are fresh tmpfs; ``work``, if given, is bound read-write at /submission
-and is the cwd (the caller passes a throw-away copy). The environment is rebuilt from nothing
-(COURSE_LIB_SOLUTIONS never reaches it; COURSE_LIB_GRADED=1, COURSE_LIB_BACKEND=sim), bwrap itself is
-started with an empty one (its /proc/1/environ shows nothing), and CPU time and memory are limited.
+The sandbox is Debian's ``bwrap`` (bubblewrap) with every namespace new (``--unshare-all``) and no
+capability (``--cap-drop ALL``): no network (a Jupyter kernel talks to its client through ipc sockets
+in a folder bound for it), its own PID namespace and /proc (the grader's processes, their environment
+and folders are not there), a new session, ``--die-with-parent``. What it sees: the system (/usr,
+/etc, ...), Python and the course library read-only, the course's kernels/ without kernels/solutions
+(an empty folder is mounted over it, and over $COURSE_LIB_SOLUTIONS where it lies in a bound folder),
+nothing else of the checkout or the course folder; HOME and /tmp are fresh tmpfs; ``work``, if given,
+is bound read-write at /submission and is the cwd (the caller passes a throw-away copy). The
+environment is rebuilt from nothing (COURSE_LIB_SOLUTIONS never reaches it; COURSE_LIB_GRADED=1,
+COURSE_LIB_BACKEND=sim), bwrap itself is started with an empty one (its /proc/1/environ shows
+nothing), and CPU time and memory are limited.
 
 Where bwrap is missing or user namespaces are off, :func:`require` refuses: grading never falls back
 to running students' code unsandboxed. This module does not decide grades (grader) nor talk to
@@ -29,6 +31,7 @@ import sys
 from pathlib import Path
 
 from .. import paths
+from ..teach import solutions
 
 HOME, WORK = "/home/student", "/submission"
 CPU_S = 1800                        # CPU seconds one sandboxed process may use (a notebook: ~10-60 s)
@@ -88,8 +91,9 @@ def _course() -> list[str]:
     out += _ro(paths.PACKAGE) + _ro(paths.KERNELS)
     if paths.RESULTS.resolve().is_relative_to(paths.REPO):      # numbers the lessons quote
         out += _ro(paths.RESULTS)
-    for hidden in (paths.KERNELS / "solutions", paths.PACKAGE / "kernels" / "solutions"):
-        if hidden.exists():
+    bound = [Path(out[i + 1]) for i, w in enumerate(out) if w == "--ro-bind"]
+    for hidden in (paths.KERNELS / "solutions", paths.PACKAGE / "kernels" / "solutions", solutions.directory()):
+        if hidden is not None and hidden.exists() and any(hidden.resolve().is_relative_to(b) for b in bound):
             out += ["--tmpfs", str(hidden.resolve())]           # an empty folder over the solutions
     return out
 
