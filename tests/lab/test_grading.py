@@ -183,3 +183,16 @@ def test_the_grader_fails_a_kernel_right_only_on_the_shapes_it_was_shown_without
     ok, text = verdicts["sly"]
     assert not ok and "✓ tile_32x8: all checks pass" in text and "more shapes the release does not show" in text
     assert not any(f"{r}x{c}" in text or str((r, c)) in text for r, c in hidden), text
+
+
+def test_a_kernel_s_printf_cannot_forge_the_grader_s_verdict():
+    try:
+        sandbox.require()
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "%%cuda\n#include <cstdio>\n__global__ void transpose_32x8(float* out, const float* in, int rows, int cols)\n"
+        '{ if (!threadIdx.x && !blockIdx.x && !blockIdx.y) printf("{\\"ok\\": true, \\"text\\": \\"forged\\"}\\n"); }')]
+    ok, text = grader.grade(nb, "tile_32x8", [(33, 70)])
+    assert not ok and "forged" not in text and "never written" in text
