@@ -57,8 +57,9 @@ def _nbformat():
 def grade_source(key: str, points: int) -> str:
     """The locked test cell of exercise `key`: the grader's verdict replaces its output (nbgrader_hooks)."""
     ex = EXERCISES[key]
-    return "\n".join([f"# Autograded test ({points} points, locked): the course's checker on your {ex.kernel}, on the",
-                      "# shapes cl.exercises.get shows, then on others. It prints what is wrong, with hints.",
+    return "\n".join([f"# Autograded test ({points} points, locked): the course's checker on the {ex.kernel} of the",
+                      "# exercise's %%cuda cell (write it there), on the shapes cl.exercises.get shows, then on",
+                      "# others. It prints what is wrong, with hints.",
                       f'cl.exercises.grade("{key}")'])
 
 
