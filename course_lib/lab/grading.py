@@ -4,23 +4,29 @@
     cd course && nbgrader generate_assignment 04_shared_memory_tiles     # release/: what students get
     nbgrader autograde 04_shared_memory_tiles && nbgrader generate_feedback 04_shared_memory_tiles
     nbgrader export                                                       # grades.csv
+    hidden_shapes(EXERCISES["tile_32x8"], seed, "alice", "06_more_work_per_thread")   # graded too
 
 :func:`export` writes nbgrader's *source* layout, ``course/source/<assignment>/<notebook>.ipynb``,
-and ``course/nbgrader_config.py``. Each source notebook is the instructor copy of a student
-notebook (release.instructor_notebook: every exercise cell holds its solution between the course's
-markers) with nbgrader's metadata: the exercise cell is a *solution* cell; the cell that checked it
-becomes a locked, autograded *test* cell worth ``points`` (``cl.exercises.grade``: the course's
-checker on the exercise's shapes, then, between nbgrader's hidden-test markers, on shapes the
-release does not show, :data:`HIDDEN_SHAPES`); the ``reveal`` cells go (a graded release shows no
-solution). The configuration hands nbgrader the course's stubs instead of its own (a ``%%cuda``
-cell given nbgrader's ``raise NotImplementedError()`` would not compile) and runs autograding
-kernels in graded mode (``COURSE_LIB_GRADED=1``): ``course_lib.lab.nbgrader_hooks``. This module
-writes files and never imports nbgrader (the ``[instructor]`` extra brings it).
+``course/nbgrader_config.py`` and, once, the course's secret seed ``course/.course_lib_seed``
+(never under source/ or release/: students get no copy). Each source notebook is the instructor copy
+of a student notebook (release.instructor_notebook: every exercise cell holds its solution between the
+course's markers) with nbgrader's metadata: the exercise cell is a *solution* cell (grade_id
+``<key>_kernel``); the cell that checked it becomes a locked, autograded *test* cell worth ``points``,
+whose source only says ``cl.exercises.grade("key")``. The reveal cells go. Autograding never runs
+that cell in the student's kernel: course_lib.lab.grader checks the exercise cell's CUDA text in a
+sandbox, on the exercise's shapes and on :func:`hidden_shapes`, drawn at grading time from the seed,
+the student and the assignment (so they differ per term and per student; together they take every
+residue of rows and cols modulo the exercise's tile), and its verdict becomes the cell's output
+(course_lib.lab.nbgrader_hooks). This module writes files and never imports nbgrader.
 """
 from __future__ import annotations
 
 import copy
+import hashlib
+import math
+import random
 import re
+import secrets
 from pathlib import Path
 
 from ..teach.exercises import EXERCISES
@@ -29,21 +35,13 @@ from .release import exercise_cells, instructor_notebook
 
 POINTS = 2
 COURSE_ID = "transpose-course"
-# shapes the release does not show: not multiples of the tile, each exercise's own constraints kept
-HIDDEN_SHAPES = {
-    "first_copy": [(33, 70), (200, 31)], "column_read": [(33, 70), (200, 31)],
-    "shared_tile": [(33, 70), (200, 31)], "padded_tile": [(33, 70), (200, 31)],
-    "tile_32x8": [(33, 70), (200, 31)], "vectorized": [(36, 68), (132, 8)],
-    "aos_struct": [(129, 40), (33, 40)], "packed_b16": [(34, 66), (130, 2)],
-    "batched": [(2, 33, 70), (4, 17, 9)], "async_tile": [(33, 70), (200, 31)],
-}
-# ... and those an exercise's folder declares (exercise.toml: hidden = [[rows, cols], ...])
-HIDDEN_SHAPES.update({k: list(ex.hidden) for k, ex in EXERCISES.items() if ex.hidden and k not in HIDDEN_SHAPES})
+SEED_FILE = ".course_lib_seed"        # in the course folder, beside nbgrader_config.py
 CONFIG = '''\
 # nbgrader's configuration for the transpose course, written by `python -m course_lib instructor nbgrader`.
-# configure() gives each released %%cuda exercise the course's own stub, runs autograding kernels in
-# graded mode (COURSE_LIB_GRADED=1: no solution shown, a solution's text refused) and allows the
-# course's notebooks time per cell (course_lib/lab/nbgrader_hooks.py).
+# configure() gives each released %%cuda exercise the course's own stub and grades in a sandbox: the
+# student's notebook runs isolated (bubblewrap), and each test cell shows the verdict of the course's
+# checker on the exercise cell's CUDA text, run in a fresh sandboxed process (course_lib/lab/nbgrader_hooks.py).
+# .course_lib_seed, beside this file, draws the hidden shapes: keep it, and out of students' reach.
 c = get_config()  # noqa: F821 (nbgrader defines it)
 c.CourseDirectory.course_id = "{course_id}"
 
@@ -58,15 +56,58 @@ def _nbformat():
 
 
 def grade_source(key: str, points: int) -> str:
-    """The locked test cell of exercise `key`: the checker on the visible shapes, then hidden ones."""
+    """The locked test cell of exercise `key`: the grader's verdict replaces its output (nbgrader_hooks)."""
     ex = EXERCISES[key]
-    hidden = ", ".join(map(str, HIDDEN_SHAPES.get(key, [])))
-    lines = [f"# Autograded test ({points} points, locked): the course's checker on your {ex.kernel}, on the",
-             "# shapes cl.exercises.get shows, then on others. It prints what is wrong, with hints.",
-             f'cl.exercises.grade("{key}")']
-    if hidden:
-        lines += ["### BEGIN HIDDEN TESTS", f'cl.exercises.grade("{key}", shapes=[{hidden}])', "### END HIDDEN TESTS"]
-    return "\n".join(lines)
+    return "\n".join([f"# Autograded test ({points} points, locked): the course's checker on the {ex.kernel} of the",
+                      "# exercise's %%cuda cell (write it there), on the shapes cl.exercises.get shows, then on",
+                      "# others. It prints what is wrong, with hints.",
+                      f'cl.exercises.grade("{key}")'])
+
+
+# ---------------------------------------------------------------------------- hidden shapes
+
+def _walk(values, tile, rng) -> list | None:
+    """Sizes of one dimension whose residues modulo `tile` are every residue the exercise allows (sizes
+    stay multiples of gcd(values)), shuffled; None when the exercise keeps this dimension fixed."""
+    if len(set(values)) == 1:
+        return None
+    g = math.gcd(*values)
+    lcm = g * tile // math.gcd(g, tile)
+    out = []
+    for r in range(0, tile, math.gcd(g, tile)):
+        v = next(v for v in range(r, r + lcm + 1, tile) if v % g == 0 and v > 0)
+        out.append(v + lcm * rng.randrange(2))       # one more tile's worth at random: not always the smallest
+    rng.shuffle(out)
+    return out
+
+
+def hidden_shapes(ex, seed: str, student: str, assignment: str = "") -> list[tuple]:
+    """The shapes exercise `ex` is graded on beyond its own, for one student of one term (`seed`).
+    Constraints come from the exercise's shapes: each dimension a multiple of its gcd over ex.shapes
+    (4 for float4, 2 for 16-bit pairs), a dimension equal in every shape stays so (cols 40 for
+    aos_struct), 3-tuples keep a batch; rows and cols each walk every residue modulo ex.tile."""
+    rng = random.Random(hashlib.sha256(f"{seed}|{assignment}|{student}|{ex.key}".encode()).digest())
+    rows, cols = [s[-2] for s in ex.shapes], [s[-1] for s in ex.shapes]
+    r, c = _walk(rows, ex.tile[1], rng), _walk(cols, ex.tile[0], rng)
+    n = max(len(r or ()), len(c or ()), 1)
+    r = [rows[0]] * n if r is None else (r * n)[:n]
+    c = [cols[0]] * n if c is None else (c * n)[:n]
+    if len(ex.shapes[0]) == 3:
+        return [(2 + rng.randrange(2), *s) for s in zip(r, c)]
+    return list(zip(r, c))
+
+
+def seed(course, create: bool = False) -> str:
+    """The course's secret seed (course/.course_lib_seed): written once by export, read by the grader."""
+    path = Path(course) / SEED_FILE
+    if not path.exists() and create:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_hex(16) + "\n")
+        path.chmod(0o600)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no seed for the hidden shapes; `python -m course_lib instructor nbgrader "
+                                f"--out {Path(course)}` writes one (keep it: it makes this term's hidden shapes)")
+    return path.read_text().strip()
 
 
 def _meta(grade_id: str, *, solution=False, grade=False, points=None) -> dict:
@@ -117,6 +158,7 @@ def export(paths, out, points: int = POINTS, log=print) -> dict[str, Path]:
         done[p.stem] = target
         keys = [ec.key for ec in exercise_cells(nb, p.name)]
         log(f"{p.stem}: {', '.join(keys)} ({points * len(keys)} points)")
+    seed(out, create=True)
     config = out / "nbgrader_config.py"
     if not config.exists():
         out.mkdir(parents=True, exist_ok=True)

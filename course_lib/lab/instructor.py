@@ -275,7 +275,8 @@ def main(argv=None) -> int:
             folders.writable("--out", args.out)
         if args.cmd == "nbgrader":
             done = grading.export(paths, args.out, args.points)
-            print(f"wrote {len(done)} assignment(s) to {Path(args.out) / 'source'}; next, in {args.out}: "
+            print(f"wrote {len(done)} assignment(s) to {Path(args.out) / 'source'} and the hidden shapes' seed "
+                  f"{Path(args.out) / grading.SEED_FILE} (keep it private); next, in {args.out}: "
                   f"nbgrader generate_assignment {next(iter(done), 'NAME')} (docs/INSTRUCTORS.md, section 6)")
             return 0
         if args.cmd == "build":

@@ -1,4 +1,4 @@
-"""What nbgrader needs to grade this course: the course's stubs, graded mode, time per cell.
+"""What nbgrader needs to grade this course: the course's stubs, sandboxed autograding, time per cell.
 
     # nbgrader_config.py (written by `python -m course_lib instructor nbgrader`)
     from course_lib.lab.nbgrader_hooks import configure
@@ -8,18 +8,30 @@ nbgrader replaces a solution region with one stub per language (Python's is ``ra
 NotImplementedError()``), which in a ``%%cuda`` cell does not compile. :class:`CourseStubs`, put
 in place of nbgrader's ClearSolutions for ``generate_assignment``, gives a ``%%cuda`` cell with the
 course's markers its own stub (``solutions.strip_solutions``: the ``//>`` lines, exactly the cell
-of notebooks/) and leaves every other cell to nbgrader. :class:`GradedExecute`, in place of
-nbgrader's Execute for ``autograde``, starts each kernel with ``COURSE_LIB_GRADED=1`` (no solution
-shown, a solution's text refused). Importing this module needs nbgrader (the ``[instructor]`` extra).
+of notebooks/) and leaves every other cell to nbgrader. :class:`SandboxedExecute`, in place of
+nbgrader's Execute for ``autograde``, never runs a student's code as the instructor: the notebook runs
+in course_lib.lab.sandbox (its test cells emptied, in a throw-away copy of its folder), and each test
+cell of a course exercise shows the verdict of course_lib.lab.grader on the exercise cell's text, with
+hidden shapes from the course's seed (grading.hidden_shapes). Without a working bubblewrap it refuses.
+Importing this module needs nbgrader (the ``[instructor]`` extra).
 """
 from __future__ import annotations
 
-import os
+import json
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
 
+import nbformat
+from jupyter_client.manager import AsyncKernelManager
+from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import ClearSolutions, Execute
 
-from ..teach.solutions import ENV_GRADED, has_solution, strip_solutions
-from ..teach.variants import ENV_STUDENT
+from ..teach.exercises import EXERCISES
+from ..teach import variants
+from ..teach.solutions import has_solution, strip_solutions
+from . import grader, grading, sandbox
 
 CELL_TIMEOUT_S = 300        # a notebook cell on the simulator takes seconds; a checker at most ~10
 
@@ -34,22 +46,77 @@ class CourseStubs(ClearSolutions):
         return super()._replace_solution_region(cell, language)
 
 
-class GradedExecute(Execute):
-    """nbgrader's Execute with the kernel in graded mode (it inherits this process's environment)."""
+class SandboxedExecute(Execute):
+    """nbgrader's Execute for autograde: the student's notebook runs in the sandbox (a throw-away copy of its
+    folder, no network, no solutions, no course folder), its test cells not at all; each test cell of a
+    course exercise gets the trusted grader's verdict as its output (an error output when it fails)."""
 
     def preprocess(self, nb, resources, *args, **kwargs):
-        # the submitting student's id: their exercise variants (course_lib.teach.variants, with a seed)
-        student = (resources or {}).get("nbgrader", {}).get("student") or ""
-        before = {k: os.environ.get(k) for k in (ENV_GRADED, ENV_STUDENT)}
-        os.environ.update({ENV_GRADED: "1", ENV_STUDENT: str(student)})
-        try:
-            return super().preprocess(nb, resources, *args, **kwargs)
-        finally:
-            for k, v in before.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+        sandbox.require()                               # no sandbox: refuse, never grade unsandboxed
+        info = resources.get("nbgrader", {})
+        student, assignment = str(info.get("student", "")), str(info.get("assignment", ""))
+        term = grading.seed(CourseDirectory(config=self.config).root)
+        tests = {i: key for i, c in enumerate(nb.cells) if (key := _exercise_test(c))}
+        self._run_isolated(nb, resources, tests)
+        for i, key in tests.items():
+            who = variants.graded_student(student)          # None: the class has no variants (no seed)
+            hidden = grading.hidden_shapes(variants.exercise(key, who), term, student, assignment)
+            ok, text = grader.grade(nb, key, hidden, student=who)
+            nb.cells[i].outputs, nb.cells[i].execution_count = verdict(key, ok, text), None
+        return nb, resources
+
+    def _run_isolated(self, nb, resources, tests) -> None:
+        """Execute a copy of `nb` (test cells emptied) with its kernel in the sandbox, in a copy of its folder;
+        nbgrader's Execute does the rest (timeouts, errors kept). Its outputs go to `nb`'s other cells."""
+        with tempfile.TemporaryDirectory(prefix="course_lib_autograde_") as tmp:
+            work, sockets = Path(tmp) / "work", Path(tmp) / "sockets"
+            # symlinks stay links: followed here they would copy what the instructor can read into the sandbox
+            shutil.copytree(resources.get("metadata", {}).get("path") or ".", work, symlinks=True)
+            sockets.mkdir(mode=0o700)
+            copy = nbformat.from_dict(json.loads(json.dumps(nb)))
+            for i in tests:
+                copy.cells[i].source = ""
+            self.kernel_manager_class = type("SandboxedKernel", (SandboxedKernelManager,),
+                                             {"work": str(work), "sockets": str(sockets)})
+            ran, _ = super().preprocess(copy, {**resources, "metadata": {**resources.get("metadata", {}),
+                                                                          "path": str(work)}})
+        for i, (cell, done) in enumerate(zip(nb.cells, ran.cells)):
+            if cell.cell_type == "code" and i not in tests:
+                cell.outputs, cell.execution_count = done.get("outputs", []), done.get("execution_count")
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    """A kernel started inside the sandbox: ipc sockets in `sockets` (bound into it; the sandbox has no
+    network), `work` as its cwd, an empty environment for bwrap, the sandbox's limits."""
+    work, sockets = "", ""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.transport, self.ip = "ipc", f"{self.sockets}/kernel"
+        self.connection_file = f"{self.sockets}/kernel.json"
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        # bwrap gets an empty environment (its /proc/1/environ is the sandbox's to read); the kernel's chatter is
+        # not the grader's log
+        kw.update(env={}, cwd=self.work, preexec_fn=sandbox.limits(), stdout=subprocess.DEVNULL,
+                  stderr=subprocess.DEVNULL)
+        return await super()._async_launch_kernel(sandbox.command(kernel_cmd, self.work, [self.sockets]), **kw)
+
+
+def _exercise_test(cell) -> str | None:
+    """The exercise key of a course test cell (grade_id '<key>_check', a grade cell), else None."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    key = str(meta.get("grade_id", "")).removesuffix("_check")
+    return key if cell.cell_type == "code" and meta.get("grade") and key in EXERCISES else None
+
+
+def verdict(key: str, ok: bool, text: str) -> list:
+    """The test cell's outputs: the verdict, and an error when it failed (nbgrader then gives no points)."""
+    out = [nbformat.v4.new_output("stream", name="stdout", text=text + "\n")]
+    if not ok:
+        out.append(nbformat.v4.new_output("error", ename="AssertionError", evalue=f"{key}: not passed",
+                                          traceback=[f"AssertionError: {key}: not passed (the report is above)"]))
+    return out
 
 
 def _swap(app, trait, old, new) -> list:
@@ -64,5 +131,5 @@ def configure(c) -> None:
     """Set nbgrader's configuration `c` for the course (its preprocessor lists are read from nbgrader)."""
     from nbgrader.converters import Autograde, GenerateAssignment
     c.GenerateAssignment.preprocessors = _swap(GenerateAssignment, "preprocessors", ClearSolutions, CourseStubs)
-    c.Autograde.autograde_preprocessors = _swap(Autograde, "autograde_preprocessors", Execute, GradedExecute)
+    c.Autograde.autograde_preprocessors = _swap(Autograde, "autograde_preprocessors", Execute, SandboxedExecute)
     c.Execute.timeout = CELL_TIMEOUT_S

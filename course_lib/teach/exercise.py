@@ -54,7 +54,6 @@ class Exercise:
     reveal: str = ""                   # the course kernel reveal() shows after a pass, in self-study
     params: tuple = ()                 # this variant's parameters, sorted (name, value) pairs
     variant: str = ""                  # how it differs from the default variant ("" for the default)
-    hidden: tuple = ()                 # shapes a graded release checks but does not show (exercise.toml)
 
     def launch(self, rows: int, cols: int, batch: int = 1) -> tuple:
         if self.grid is not None:

@@ -126,7 +126,6 @@ def _build(key: str, data: dict, values: dict, where: str) -> Exercise:
         wide=tuple(data["wide"]) if "wide" in data else None, tiny=tuple(num(n) for n in data.get("tiny", (2, 3))),
         grid_text=grid_text, once=bool(data.get("once", False)), points=int(data.get("points", 2)),
         question=txt("question"), reveal=data.get("reveal", ""), params=tuple(sorted(values.items())),
-        hidden=tuple(tuple(num(n) for n in s) for s in data.get("hidden", ())),
         variant=", ".join(f"{k} = {v}" for k, v in sorted(values.items()) if base.get(k) != v))
 
 

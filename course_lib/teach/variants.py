@@ -46,6 +46,14 @@ def student_id(explicit: str | None = None) -> str | None:
     return None
 
 
+def graded_student(student: str | None) -> str | None:
+    """The id whose variants the autograder checks for nbgrader's `student`: that id where the class set a
+    seed ($COURSE_LIB_SEED), else None (every student gets the default, as without variants)."""
+    if not student or not os.environ.get(ENV_SEED):
+        return None
+    return str(student).strip() or None
+
+
 def declared(key: str) -> list[dict]:
     """The [[variants]] of exercise `key` ([] for an exercise without a folder or without variants)."""
     f = folder(key)

@@ -1,0 +1,137 @@
+"""Running untrusted work (a student's notebook, a checker on a student's kernel) in a bubblewrap sandbox.
+
+    sandbox.require()                                   # SandboxUnavailable, with how to fix it, if it cannot
+    sandbox.run([sys.executable, "-m", "course_lib.lab.grader"], input=job, work=None)
+    sandbox.command(kernel_argv, work=copy_of_folder, binds=[sockets])     # for a Jupyter kernel (nbgrader_hooks)
+
+The sandbox is Debian's ``bwrap`` (bubblewrap) with every namespace new (``--unshare-all``) and no
+capability (``--cap-drop ALL``): no network (a Jupyter kernel talks to its client through ipc sockets
+in a folder bound for it), its own PID namespace and /proc (the grader's processes, their environment
+and folders are not there), a new session, ``--die-with-parent``. What it sees: the system (/usr,
+/etc, ...), Python and the course library read-only, the course's kernels/ without kernels/solutions
+(an empty folder is mounted over it, and over $COURSE_LIB_SOLUTIONS where it lies in a bound folder),
+nothing else of the checkout or the course folder; HOME and /tmp are fresh tmpfs; ``work``, if given,
+is bound read-write at /submission and is the cwd (the caller passes a throw-away copy). The
+environment is rebuilt from nothing (COURSE_LIB_SOLUTIONS never reaches it; COURSE_LIB_GRADED=1,
+COURSE_LIB_BACKEND=sim), bwrap itself is started with an empty one (its /proc/1/environ shows
+nothing), and CPU time and memory are limited.
+
+Where bwrap is missing or user namespaces are off, :func:`require` refuses: grading never falls back
+to running students' code unsandboxed. This module does not decide grades (grader) nor talk to
+nbgrader (nbgrader_hooks); it knows nothing of exercises.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import resource
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from .. import paths
+from ..teach import solutions
+
+HOME, WORK = "/home/student", "/submission"
+CPU_S = 1800                        # CPU seconds one sandboxed process may use (a notebook: ~10-60 s)
+MEMORY = 8 * 2**30                  # address space of one sandboxed process
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+FIX = ("install bubblewrap (Debian/Ubuntu: sudo apt install bubblewrap) and allow unprivileged user namespaces "
+       "(sysctl kernel.unprivileged_userns_clone=1; Ubuntu 24.04 also kernel.apparmor_restrict_unprivileged_userns=0); "
+       "in a container, run it with --privileged or with user namespaces allowed. See docs/INSTRUCTORS.md section 6")
+
+
+class SandboxUnavailable(RuntimeError):
+    """Grading refused: students' code would run unsandboxed."""
+
+
+@functools.lru_cache(maxsize=None)
+def require() -> str:
+    """bwrap's path, once a trial sandbox ran; else SandboxUnavailable saying why and how to fix it."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise SandboxUnavailable(f"cannot grade: bubblewrap (bwrap) is not installed, and students' notebooks are "
+                                 f"never run outside a sandbox. To fix: {FIX}")
+    trial = subprocess.run([bwrap, *_isolation(), *_system(), "true"], capture_output=True, text=True, env={},
+                           timeout=60)
+    if trial.returncode != 0:
+        raise SandboxUnavailable(f"cannot grade: bubblewrap cannot make a sandbox here ({trial.stderr.strip()}), "
+                                 f"and students' notebooks are never run outside one. To fix: {FIX}")
+    return bwrap
+
+
+def _isolation() -> list[str]:
+    # --cap-drop ALL: bwrap keeps root's capabilities for a caller that is root (a grading container)
+    return ["--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--proc", "/proc",
+            "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/home", "--dir", HOME]
+
+
+def _system() -> list[str]:
+    out = []
+    for d in SYSTEM:
+        if os.path.islink(d):
+            out += ["--symlink", os.readlink(d), d]
+        elif os.path.isdir(d):
+            out += ["--ro-bind", d, d]
+    return out
+
+
+def _ro(path) -> list[str]:
+    path = Path(path).resolve()
+    return ["--ro-bind", str(path), str(path)] if path.exists() else []
+
+
+def _course() -> list[str]:
+    """Python, its packages and the course library read-only; the course's kernels without solutions."""
+    out = []
+    for d in dict.fromkeys(Path(p).resolve() for p in (sys.base_prefix, sys.prefix)):
+        if not any(d.is_relative_to(s) for s in SYSTEM):
+            out += _ro(d)
+    out += _ro(paths.PACKAGE) + _ro(paths.KERNELS)
+    if paths.RESULTS.resolve().is_relative_to(paths.REPO):      # numbers the lessons quote
+        out += _ro(paths.RESULTS)
+    bound = [Path(out[i + 1]) for i, w in enumerate(out) if w == "--ro-bind"]
+    for hidden in (paths.KERNELS / "solutions", paths.PACKAGE / "kernels" / "solutions", solutions.directory()):
+        if hidden is not None and hidden.exists() and any(hidden.resolve().is_relative_to(b) for b in bound):
+            out += ["--tmpfs", str(hidden.resolve())]           # an empty folder over the solutions
+    return out
+
+
+def environment() -> dict[str, str]:
+    """The sandbox's whole environment: nothing of the grader's."""
+    return {"HOME": HOME, "PATH": f"{Path(sys.prefix) / 'bin'}:/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
+            "PYTHONPATH": str(paths.PACKAGE.parent), "PYTHONDONTWRITEBYTECODE": "1", "COURSE_LIB_GRADED": "1",
+            "COURSE_LIB_BACKEND": "sim", "COURSE_LIB_PROGRESS": "0", "JUPYTER_PLATFORM_DIRS": "1",
+            "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
+
+
+def command(argv, work=None, binds=()) -> list[str]:
+    """The bwrap command line that runs `argv` sandboxed (cwd: `work` bound at /submission, else HOME);
+    each folder of `binds` is bound read-write at its own path (a Jupyter kernel's sockets)."""
+    cmd = [require(), *_isolation(), *_system(), *_course(), "--clearenv"]
+    for b in binds:
+        cmd += ["--bind", str(Path(b).resolve()), str(Path(b).resolve())]
+    for k, v in environment().items():
+        cmd += ["--setenv", k, v]
+    if work is not None:
+        cmd += ["--bind", str(Path(work).resolve()), WORK, "--chdir", WORK]
+    else:
+        cmd += ["--chdir", HOME]
+    return [*cmd, "--", *map(str, argv)]
+
+
+def limits(cpu_s: int = CPU_S, memory: int = MEMORY):
+    """A preexec_fn for the process that starts bwrap: CPU time, address space, no core dumps."""
+    def apply():
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    return apply
+
+
+def run(argv, *, work=None, input: str | None = None, timeout: float = 600, cpu_s: int = CPU_S,
+        memory: int = MEMORY) -> subprocess.CompletedProcess:
+    """Run `argv` in the sandbox; its stdout and stderr as text. subprocess.TimeoutExpired past `timeout`."""
+    return subprocess.run(command(argv, work), input=input, capture_output=True, text=True, timeout=timeout,
+                          env={}, preexec_fn=limits(cpu_s, memory), start_new_session=True)
