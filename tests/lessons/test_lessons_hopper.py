@@ -18,6 +18,22 @@ def test_swizzle_costs():
     assert "128 B 4" in repr(hopper.cost_table())
 
 
+def test_tma_tiles_reads_cost_what_notebook_12_cell_37_measures():
+    """tma_tile's float reads are 4 chunks x 2 rows four apart per quarter-warp: 8 wavefronts per
+    request unswizzled, 4 with the 128-byte swizzle (the table once showed the ldmatrix access, 32)."""
+    assert hopper.cost("tma_tile", 0) == (8, 4) and hopper.cost("tma_tile", 128) == (4, 0)
+    assert hopper.cost("tma_tile", "xor") is None
+    table = repr(hopper.cost_table())
+    assert "tma_tile's float reads" in table and "(ldmatrix, tma_tile)" not in table
+
+
+def test_layout_picture_draws_the_chunks_a_swizzled_row_has():
+    """A 32- or 64-byte swizzled box row has 2 or 4 chunks: the picture labels those, not 8 of a 128-byte row."""
+    for mode, n in ((32, 2), (64, 4), (128, 8), (0, 8)):
+        fig = hopper.layout_picture(mode)
+        assert len(fig.data[0].x) == n and f"rows of {mode or 128} bytes" in fig.layout.title.text
+
+
 def test_layout_picture_is_a_permutation_per_row_and_column():
     z = hopper.layout_picture(128).data[0].z
     assert all(sorted(row) == list(range(8)) for row in z)
