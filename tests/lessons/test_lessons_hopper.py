@@ -119,3 +119,18 @@ def test_a_tma_kernel_shares_the_lead_where_notebook_12_says_it_does():
         assert rounds.compare(spread(tma[0]), spread(others[0])) != "faster", (c["dtype"], c["rows"], c["cols"])
         shares = tma[0] is course[0] or verdict == "within noise"
         assert shares == ((c["dtype"], c["rows"], c["cols"]) != ("uint8", 8192, 2048)), (c["dtype"], c["rows"], c["cols"])
+
+
+def test_notebook_12s_tensor_map_refusal_and_findings_read_as_sentences():
+    """Cell 24's refusal says what the driver takes (a pitch that is a multiple of 16 bytes) and that only
+    course_lib's wrapper wants C-contiguous arrays; cell 27's findings print as sentences, not Finding(...)."""
+    import numpy as np
+
+    import course_lib as cl
+    from course_lib.sim.finding import Finding
+    with pytest.raises(cl.ArgumentError) as err:
+        cl.TensorMap(np.zeros((8, 1030), np.float32), box=(8, 32))
+    text = str(err.value)
+    assert "multiple of 16 bytes" in text and "16 bytes after" not in text and "only C-contiguous" in text
+    f = Finding("tma", 0, "TMA copies are counted elsewhere", 1, None, None)
+    assert repr([f]) == "[[tma] TMA copies are counted elsewhere]" and "Finding(" not in f._repr_html_()
