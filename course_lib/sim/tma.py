@@ -13,7 +13,7 @@ memory, innermost dimension first. A load fills box elements outside the tensor 
 ``fill="nan"``, a NaN) and always delivers the whole box's bytes to its mbarrier; a store writes
 only the elements inside. With a swizzle mode of 32, 64 or 128 bytes the 16-byte chunks of the box
 are permuted as they land: shared byte address b goes to ``b ^ ((b >> 3) & MASK)`` (MASK 0x10,
-0x30, 0x70; bits 4..6 of the address take bits 7..9), the hardware's form of notebook 05's XOR
+0x30, 0x70; bits 4..6 of the address are XORed with bits 7..9), the hardware form of notebook 07's chunk
 swizzle. The rules the driver enforces (cuda.h, cuTensorMapEncodeTiled) are checked here for both
 backends: a map the simulator accepts is one the GPU accepts (``gpu/tensor_map.py`` encodes it
 for the driver).
