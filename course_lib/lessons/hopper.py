@@ -9,6 +9,7 @@ swizzle explorer, and the pipeline-depth explorer.
     hopper.timeline(stages=2)                  # one block's copies and work over time
     hopper.pipeline_explorer()                 # STAGES slider -> timeline
     hopper.tma_vs_best(rounds.load(hopper.RUN))   # the H100's run: best TMA kernel against the best other one
+    hopper.instruction_mix({"shuffle": run})  # machine instructions per thread, by opcode, from the SASS listing
 
 The swizzle is the simulator's own (``sim.tma.swizzled``, checked against an H100's TMA), and the
 costs are the simulator's metrics rules (``draw.bank_cost``), so the pictures say what Nsight Compute
@@ -18,6 +19,9 @@ from benchmarks/results (``RUN``, through ``lessons.rounds``), with their spread
 kernel.
 """
 from __future__ import annotations
+
+import collections
+import re
 
 import numpy as np
 import plotly.graph_objects as go
@@ -133,6 +137,20 @@ def swizzle_explorer() -> widgets.Explorer:
         figures=lambda v, mode, access: [bank_picture(access, v[0]), layout_picture(v[0]), cost_table()],
         controls=dict(mode=list(MODES), access=list(ACCESSES)), start=dict(mode="128 B", access="chunks"),
         title="Swizzle explorer: pick a mode and an access")
+
+
+SASS_OP = re.compile(r"^\s+[0-9a-f]{4,}\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", re.M)
+
+
+def instruction_mix(runs: dict, ops=("SHFL", "SEL", "LDG", "STG", "LDS", "STS")) -> draw.HTMLText:
+    """Machine instructions in each kernel's code (NVRTC's SASS for sm_90, as the simulator's listing
+    shows it), by opcode: what a thread executes once, the loops unrolled as ptxas unrolled them."""
+    counts = {k: collections.Counter(SASS_OP.findall(str(r.sim.listing(view="sass")))) for k, r in runs.items()}
+    head = ["kernel", *ops, "all instructions"]
+    body = [[k, *(str(c[o]) for o in ops), str(sum(c.values()))] for k, c in counts.items()]
+    html_ = ("<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
+             + "".join("<tr>" + "".join(f"<td>{x}</td>" for x in row) + "</tr>" for row in body) + "</table>")
+    return draw.HTMLText(html_, "\n".join("  ".join(f"{x:>8}" for x in row) for row in [head, *body]))
 
 
 # ------------------------------------------------------------------------------ pipelining

@@ -134,3 +134,10 @@ def test_notebook_12s_tensor_map_refusal_and_findings_read_as_sentences():
     assert "multiple of 16 bytes" in text and "16 bytes after" not in text and "only C-contiguous" in text
     f = Finding("tma", 0, "TMA copies are counted elsewhere", 1, None, None)
     assert repr([f]) == "[[tma] TMA copies are counted elsewhere]" and "Finding(" not in f._repr_html_()
+
+
+def test_instruction_mix_counts_the_shuffles_notebook_12_cites():
+    import course_lib as cl
+    mix = repr(hopper.instruction_mix({"shuffle": cl.Simulator().run("shuffle")}))
+    if "SHFL" in mix and " 0 " not in mix.splitlines()[1][:30]:
+        assert mix.splitlines()[1].split()[1] == "80"        # 5 butterfly rounds x 16 swaps per lane
