@@ -140,5 +140,6 @@ def test_notebook_12s_tensor_map_refusal_and_findings_read_as_sentences():
 def test_instruction_mix_counts_the_shuffles_notebook_12_cites():
     import course_lib as cl
     mix = repr(hopper.instruction_mix({"shuffle": cl.Simulator().run("shuffle")}))
-    if "SHFL" in mix and " 0 " not in mix.splitlines()[1][:30]:
-        assert mix.splitlines()[1].split()[1] == "80"        # 5 butterfly rounds x 16 swaps per lane
+    row = mix.splitlines()[1].split()
+    if int(row[-1]):                  # the listing has machine code (nvdisasm installed): count its SHFL
+        assert row[1] == "80"         # 5 butterfly rounds x 16 swaps per lane
