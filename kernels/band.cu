@@ -5,7 +5,7 @@
 // consecutive whole rows are one contiguous run of R * cols elements, and when R * cols * sizeof(T)
 // is a multiple of 16 every such band starts on a 16-byte boundary too. One thread then asks for the
 // whole band with a single bulk copy (cuda::memcpy_async on a block with 16-byte alignment: the
-// copy engine, completing on a cuda::barrier), and the block turns it around: thread c gathers
+// TMA, completing on a cuda::barrier), and the block turns it around: thread c gathers
 // column c of the band — R elements, one piece of row c of `out` — and stores it with one access
 // of R * sizeof(T) bytes (8 for R = 8 bytes) where rows of `out` allow it.
 //

@@ -4,15 +4,15 @@
 // x BOX_C columns of `in` into shared memory on its own, with no thread loading anything, and
 // counts the bytes it delivers on an mbarrier in shared memory. The threads wait on the mbarrier
 // (`bar.wait`), then read the tile. Parts of the box outside the matrix arrive as zeros. The
-// copy engine needs a *tensor map*: the matrix's address, shape, row pitch, the box size and a
+// TMA needs a *tensor map*: the matrix's address, shape, row pitch, the box size and a
 // swizzle mode, built on the host (course_lib.TensorMap; on a GPU the driver's
 // cuTensorMapEncodeTiled) and passed by value as `const __grid_constant__ CUtensorMap`.
 //
 // The TMA writes the box's rows one after another: it cannot pad them. Instead it can swizzle
 // them. With SW = 32, 64 or 128 (bytes) the 16-byte chunk c of a box row lands at chunk
-// c ^ (bits of the row number), the hardware form of notebook 05's XOR swizzle: byte offset b
+// c ^ (bits of the row number), notebook 07's chunk swizzle done by the hardware: byte offset b
 // of the unswizzled box is stored at  b ^ ((b >> 3) & MASK)  (MASK 0x10, 0x30, 0x70: bits 4..6
-// take bits 7..9). Rows must then be at most SW bytes long, and the tile aligned to 1024 bytes.
+// are XORed with bits 7..9). Rows must then be at most SW bytes long, and the tile aligned to 1024 bytes.
 //
 // Kernels (same roles as the rest of kernels/: `in` rows x cols, `out` cols x rows):
 //   tma_copy<T, SW>     the TMA copy: a box in, the same box out with a TMA store (the ceiling)
@@ -22,9 +22,9 @@
 //                       one chunk column, turns the RG x RG block around in registers
 //                       (pack.cuh) and stores 16 bytes to each of 16 / sizeof(T) rows of out.
 //                       With SW = 128 a quarter-warp's eight 16-byte reads hit eight different
-//                       chunk slots: no bank conflicts. SW = 0: the same reads, 8-way conflicts.
+//                       chunk slots: no bank conflicts. SW = 0: the same reads, 2 wavefronts each.
 //   tma_both<T, SW>     a square box in, turned around in shared memory element by element,
-//                       and out with a TMA store: both directions through the copy engine.
+//                       and out with a TMA store: both directions through the TMA.
 // tma_fast.cu has the variants tuned for speed (a ring of boxes, wider blocks, TMA stores out).
 // The tensor maps' shapes must allow the TMA: row pitches (cols * sizeof(T), rows * sizeof(T)
 // for out) multiples of 16 bytes, and tma_tile stores 16-byte pieces, so rows % RG == 0 too.
@@ -80,7 +80,7 @@ __global__ void tma_both(const __grid_constant__ CUtensorMap out_map, const __gr
         *reinterpret_cast<T*>(dst + swizzled<SW>(c * P + r * (int)sizeof(T))) =
             *reinterpret_cast<const T*>(src + swizzled<SW>(r * P + c * (int)sizeof(T)));
     }
-    tma::fence_proxy_async_shared_cta();           // ordinary stores, read next by the copy engine
+    tma::fence_proxy_async_shared_cta();           // ordinary stores, read next by the TMA (async proxy)
     __syncthreads();
     if (threadIdx.x == 0) {
         tma::cp_async_bulk_tensor_2d_shared_to_global(&out_map, blockIdx.y * B, blockIdx.x * B, &t);

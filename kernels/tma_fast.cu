@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(WARPS * 32) tma_out(const __grid_constant__ CU
     for (int it = threadIdx.x; it < NB * 64; it += WARPS * 32)
         if (r0 + it / 64 * B < rows)
             transpose_item<T>(t[it / 64], a[it / 64], it % 64);
-    tma::fence_proxy_async_shared_cta();           // ordinary stores, read next by the copy engine
+    tma::fence_proxy_async_shared_cta();           // ordinary stores, read next by the TMA (async proxy)
     __syncthreads();
     if (threadIdx.x == 0) {
         for (int k = 0; k < NB; ++k)

@@ -9,6 +9,7 @@ swizzle explorer, and the pipeline-depth explorer.
     hopper.timeline(stages=2)                  # one block's copies and work over time
     hopper.pipeline_explorer()                 # STAGES slider -> timeline
     hopper.tma_vs_best(rounds.load(hopper.RUN))   # the H100's run: best TMA kernel against the best other one
+    hopper.instruction_mix({"shuffle": run})  # machine instructions per thread, by opcode, from the SASS listing
 
 The swizzle is the simulator's own (``sim.tma.swizzled``, checked against an H100's TMA), and the
 costs are the simulator's metrics rules (``draw.bank_cost``), so the pictures say what Nsight Compute
@@ -18,6 +19,9 @@ from benchmarks/results (``RUN``, through ``lessons.rounds``), with their spread
 kernel.
 """
 from __future__ import annotations
+
+import collections
+import re
 
 import numpy as np
 import plotly.graph_objects as go
@@ -30,7 +34,8 @@ RUN = "h100_2026-11-26_hopper/rounds_hopper.json"     # benchmarks/rounds.py hop
 
 MODES = {"none": 0, "32 B": 32, "64 B": 64, "128 B": 128, "05's XOR (per word)": "xor"}
 ACCESSES = {
-    "chunks": "16-byte chunks of one chunk column, 8 rows per quarter-warp (ldmatrix, tma_tile)",
+    "chunks": "16-byte chunks of one chunk column, 8 rows per quarter-warp (ldmatrix)",
+    "tma_tile": "16-byte chunks, 4 chunk columns x 2 rows four apart per quarter-warp (tma_tile's float reads)",
     "column": "a column of 4-byte words, 32 rows (notebook 05's column read)",
     "row": "a row of 4-byte words (the TMA's or a warp's row write)",
 }
@@ -51,7 +56,7 @@ def addresses(access: str, mode) -> np.ndarray:
     [32][32] float tile with element (r, c) at column c ^ r."""
     lane = np.arange(32)
     if mode == "xor":
-        if access == "chunks":
+        if access in ("chunks", "tma_tile"):
             raise ValueError(XOR_CHUNKS)
         r, c = (lane, np.zeros(32, int)) if access == "column" else (np.zeros(32, int), lane)
         return BASE + r * 128 + 4 * (c ^ r)
@@ -59,6 +64,9 @@ def addresses(access: str, mode) -> np.ndarray:
     if access == "chunks":          # quarter-warp q reads chunk column q % (p/16) of 8 rows
         r = lane % 8 + 8 * (lane // 8 // (p // 16))
         b = r * p + 16 * (lane // 8 % (p // 16))
+    elif access == "tma_tile":      # tma.cuh's transpose_box for floats: JW chunk columns, rows 4 apart
+        jw = min(4, p // 16)
+        b = (lane // jw) * 4 * p + 16 * (lane % jw)
     elif access == "column":        # word 0 of 32 consecutive rows
         b = lane * p
     else:                           # one row, word after word (rows of p bytes: 32 words span 128 / p rows)
@@ -67,13 +75,13 @@ def addresses(access: str, mode) -> np.ndarray:
 
 
 def width_of(access: str) -> int:
-    return 16 if access == "chunks" else 4
+    return 16 if access in ("chunks", "tma_tile") else 4
 
 
 def cost(access: str, mode) -> tuple[int, int] | None:
     """(wavefronts, bank conflicts) of the access, by the simulator's rules; None where the layout
     cannot serve it (16-byte chunks of a per-word XOR swizzle)."""
-    if mode == "xor" and access == "chunks":
+    if mode == "xor" and access in ("chunks", "tma_tile"):
         return None
     return draw.bank_cost(addresses(access, mode), width_of(access))
 
@@ -91,21 +99,23 @@ def bank_picture(access: str, mode) -> go.Figure:
 
 
 def layout_picture(mode) -> go.Figure:
-    """An 8-row x 8-chunk grid of a 128-byte-row box: the chunk slot (0-7 in its 128-byte line) where
-    chunk c of row r lands. Unswizzled every column is one slot; swizzled 128 B every row is a
-    permutation and every column too."""
-    rows, chunks = np.meshgrid(np.arange(8), np.arange(8), indexing="ij")
+    """Box rows 0-7 x their 16-byte chunks (8 of a 128-byte row; 2 or 4 where a swizzled row is 32 or
+    64 bytes): the slot (0-7 in its 128-byte line of shared memory) where chunk c of row r lands.
+    Unswizzled every column is one slot; swizzled 128 B every row is a permutation and every column too."""
     p = _pitch(mode)
-    b = BASE + rows * p + chunks * 16 if mode != "xor" else None
+    rows, chunks = np.meshgrid(np.arange(8), np.arange(p // 16), indexing="ij")
     if mode == "xor":
         slot = (chunks ^ rows) % 8                       # word c of row r -> word c ^ r: per-word, drawn per chunk
     else:
+        b = BASE + rows * p + chunks * 16
         slot = ((tma.swizzled(b, mode) - BASE) % 128) // 16 if mode else (b - BASE) % 128 // 16
     fig = go.Figure(go.Heatmap(z=slot, text=slot.astype(str), texttemplate="%{text}", colorscale="Viridis",
-                               showscale=False, x=[f"c{c}" for c in range(8)], y=[f"r{r}" for r in range(8)]))
+                               showscale=False, x=[f"c{c}" for c in range(p // 16)], y=[f"r{r}" for r in range(8)]))
     name = next((k for k, v in MODES.items() if v == mode), str(mode))
-    fig.update_layout(title=f"swizzle {name}: 16-byte slot of chunk c in row r", yaxis=dict(autorange="reversed"),
-                      width=420, height=380, margin=dict(t=60))
+    what = "word group" if mode == "xor" else "chunk"
+    fig.update_layout(title=f"swizzle {name}: slot in its 128-byte line of {what} c of box row r"
+                            f"<br><sup>box rows of {p} bytes, {p // 16} chunks each</sup>",
+                      yaxis=dict(autorange="reversed"), width=420, height=380, margin=dict(t=70))
     return fig
 
 
@@ -116,7 +126,7 @@ def cost_table() -> draw.HTMLText:
     body = "".join(f"<tr><td>{ACCESSES[a]}</td>" + "".join(f"<td>{shown(a, v)}</td>" for v in MODES.values()) + "</tr>"
                    for a in ACCESSES)
     return draw.HTMLText(f"<table><tr><th>wavefronts per request</th>{head}</tr>{body}</table>",
-                         "\n".join(f"{a}: " + ", ".join(f"{m} {shown(a, v)}" for m, v in MODES.items())
+                         "\n".join(f"{ACCESSES[a]}: " + ", ".join(f"{m} {shown(a, v)}" for m, v in MODES.items())
                                    for a in ACCESSES))
 
 
@@ -127,6 +137,20 @@ def swizzle_explorer() -> widgets.Explorer:
         figures=lambda v, mode, access: [bank_picture(access, v[0]), layout_picture(v[0]), cost_table()],
         controls=dict(mode=list(MODES), access=list(ACCESSES)), start=dict(mode="128 B", access="chunks"),
         title="Swizzle explorer: pick a mode and an access")
+
+
+SASS_OP = re.compile(r"^\s+[0-9a-f]{4,}\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", re.M)
+
+
+def instruction_mix(runs: dict, ops=("SHFL", "SEL", "LDG", "STG", "LDS", "STS")) -> draw.HTMLText:
+    """Machine instructions in each kernel's code (NVRTC's SASS for sm_90, as the simulator's listing
+    shows it), by opcode: what a thread executes once, the loops unrolled as ptxas unrolled them."""
+    counts = {k: collections.Counter(SASS_OP.findall(str(r.sim.listing(view="sass")))) for k, r in runs.items()}
+    head = ["kernel", *ops, "all instructions"]
+    body = [[k, *(str(c[o]) for o in ops), str(sum(c.values()))] for k, c in counts.items()]
+    html_ = ("<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
+             + "".join("<tr>" + "".join(f"<td>{x}</td>" for x in row) + "</tr>" for row in body) + "</table>")
+    return draw.HTMLText(html_, "\n".join("  ".join(f"{x:>8}" for x in row) for row in [head, *body]))
 
 
 # ------------------------------------------------------------------------------ pipelining

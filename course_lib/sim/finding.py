@@ -5,10 +5,11 @@ Races are ``races.Race`` / ``async_copy.AsyncRace``; errors that stop a launch a
 """
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 
-@dataclass
+@dataclass(repr=False)
 class Finding:
     """Something suspicious that is not fatal: e.g. a read of never-written shared memory."""
     kind: str
@@ -26,3 +27,11 @@ class Finding:
             text = (f"line {self.line}: {self.message} — {self.count} time(s), first by thread "
                     f"{self.thread} of block {self.block}")
         return text + (f"\n  hint: {self.hint}" if self.hint else "")
+
+    # A notebook shows a list of findings through repr: the sentence a student reads, not the fields
+    def __repr__(self):
+        return f"[{self.kind}] {self}"
+
+    def _repr_html_(self):
+        return f"<pre><b>{html.escape(self.kind)}</b>: {html.escape(str(self))}</pre>"
+

@@ -13,7 +13,7 @@ memory, innermost dimension first. A load fills box elements outside the tensor 
 ``fill="nan"``, a NaN) and always delivers the whole box's bytes to its mbarrier; a store writes
 only the elements inside. With a swizzle mode of 32, 64 or 128 bytes the 16-byte chunks of the box
 are permuted as they land: shared byte address b goes to ``b ^ ((b >> 3) & MASK)`` (MASK 0x10,
-0x30, 0x70; bits 4..6 of the address take bits 7..9), the hardware's form of notebook 05's XOR
+0x30, 0x70; bits 4..6 of the address are XORed with bits 7..9), the hardware form of notebook 07's chunk
 swizzle. The rules the driver enforces (cuda.h, cuTensorMapEncodeTiled) are checked here for both
 backends: a map the simulator accepts is one the GPU accepts (``gpu/tensor_map.py`` encodes it
 for the driver).
@@ -105,8 +105,10 @@ class TensorMap:
             raise ArgumentError(f"box={self.box} must give one size per dimension of the {len(shape)}-D array "
                                 f"(1 to 5 dimensions), outermost first", hint=hint)
         if not getattr(a, "flags", None) or not a.flags.c_contiguous:
-            raise ArgumentError("the TMA reads rows laid out one after another: pass a C-contiguous array "
-                                "(np.ascontiguousarray(a))", hint=hint)
+            # the driver takes any row pitch that is a multiple of 16 bytes; this wrapper (and the
+            # simulator's copy of the array) assumes rows one after another
+            raise ArgumentError("course_lib's TensorMap takes only C-contiguous arrays (rows one after another)",
+                                hint="np.ascontiguousarray(a); " + hint)
         if self.swizzle not in SWIZZLE_MASK:
             raise ArgumentError(f"swizzle={self.swizzle!r}: the modes are 0 (none), 32, 64 and 128 (bytes)", hint=hint)
         if self.fill not in ("zero", "nan") or (self.fill == "nan" and dt.kind != "f"):
@@ -118,10 +120,11 @@ class TensorMap:
         for s in self.byte_strides:
             if s % 16 or s >= 1 << 40:
                 raise ArgumentError(
-                    f"the TMA needs each row to start 16 bytes after a 16-byte boundary: this array's rows are {s} "
+                    f"the TMA needs rows whose starts are a multiple of 16 bytes apart: this array's rows are {s} "
                     f"bytes apart ({shape[-1]} elements of {dt.itemsize} bytes), not a multiple of 16",
-                    hint="pad the rows (an array of shape (rows, cols + pad) and a view of its first cols columns "
-                         "cannot be used either: the TMA reads C-contiguous rows); or use a kernel without the TMA")
+                    hint="copy it into an array with padded rows (shape (rows, cols + pad), a pitch that is a multiple "
+                         "of 16 bytes): the driver would take the view of its first cols columns, but this TensorMap "
+                         "takes only C-contiguous arrays; or use a kernel without the TMA")
         if any(not 1 <= b <= 256 for b in self.box):
             raise ArgumentError(f"box={self.box}: each box size must be 1 to 256 elements", hint=hint)
         inner = self.box[-1] * dt.itemsize

@@ -144,8 +144,9 @@ def no_bank_conflicts(op: str | None = None) -> Property:
         return "; ".join(f"the shared {WORD[o]} on line {n} cost {w / q:.1f} wavefronts per request ({c} bank "
                          f"conflicts in all)" for (n, o), (w, q, c) in sorted(bad.items())) or None
     return Property(f"no bank conflicts on shared {WORD.get(op, 'loads and stores')}", test,
-                    "threads of a warp reading a column hit one bank: pad each row of the tile "
-                    "([{ty}][{tx} + 1]) so that consecutive rows start in different banks")
+                    "lanes of a warp reading a column of the tile share banks (as many ways as the wavefronts per "
+                    "request above): pad each row by one element ([{ty}][{tx} + 1]) so that consecutive rows start "
+                    "in consecutive banks; an even padding leaves rows 16 apart in one bank")
 
 
 def no_races() -> Property:

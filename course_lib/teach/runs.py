@@ -7,8 +7,7 @@ and checks its parameter list; simulates it on every shape of the exercise with 
 (random input, poisoned output), turning a KernelError — out of bounds, misaligned, a barrier
 some threads skip, an endless loop — into a problem with the simulator's hint (a loop stopped by
 the step limit is called endless only if it does not end on the exercise's tiny shape either;
-otherwise the kernel is slow, and the problem says so); compares every
-element and picks a hint from where the wrong elements are and what they hold (misplaced
+otherwise the kernel is slow, and the problem says so); compares every element and picks a hint from where the wrong elements are and what they hold (misplaced
 elements of `in`: an index; values `in` does not hold: a type that changed them on the way; a
 matrix of a batch written by another matrix's blocks: the batch offset); and reruns passing
 kernels on a GPU when there is one. It judges no property (``properties``) and writes no
@@ -113,8 +112,15 @@ def diagnose(ex, out, a, run=None):
 def _hint(m, out, a, want, ex, run=None) -> str:
     bad = ~_same(out, want)
     written = bad & ~_same(out, np.broadcast_to(poisoned((1,), out.dtype)[0], out.shape))
+    early = next((r for r in getattr(run, "races", []) if getattr(r, "copy", None) and r.op == "reads"), None)
+    if early:       # the values stored were read before they landed: poison in out does not mean unwritten
+        return (f"line {early.lines[1]} reads the tile before the {early.copy} copy of line {early.lines[0]} has "
+                "landed, and what it read reaches out: wait for the copies first (its __pipeline_wait_prior(N) "
+                "must leave no group of them on its way, then __syncthreads() for every thread's)")
     if m.unwritten == m.total:
         return "nothing was written: every element of out must be stored by some thread"
+    if m.unwritten == m.wrong:      # before 'more than half wrong': an unwritten element is no misplaced one
+        return _unwritten_hint(m, bad, a, ex)
     uninitialized = [w for w in getattr(run, "warnings", []) if w.kind == "uninitialized"]
     if uninitialized:
         w = uninitialized[0]
@@ -137,10 +143,29 @@ def _hint(m, out, a, want, ex, run=None) -> str:
             hint += ("; after the barrier each thread reads the tile transposed (tile[threadIdx.x][...]) and the "
                      "block lands at the mirrored place")
         return hint
-    if m.unwritten == m.wrong:
-        return ("those elements of out were never written: find the thread that should store the ones listed "
-                "above — is there one, and does its bounds test let it?")
     return "compare the indices used to read in and to write out for the elements listed above"
+
+
+def _unwritten_hint(m, bad, a, ex) -> str:
+    """Every wrong element unwritten: threads all on a few elements, whole tiles unstored, or single misses."""
+    if (m.total - m.unwritten) * 32 <= m.total:
+        return (f"only {m.total - m.unwritten} element(s) of out were written: the threads store to the same few "
+                "places — each thread's (r, c) must come from its threadIdx and blockIdx")
+    tiles = _tile_mask(ex, a.shape, bad)
+    if tiles is not None and tiles.any() and (tiles.all(axis=(1, 3)) | ~tiles.any(axis=(1, 3))).all():
+        return ("the elements written are right, but whole tiles were never written: each block must cover its "
+                f"own tile ({ex.tile[0]} columns x {ex.tile[1]} rows of in) — check which blockIdx picks the "
+                "tile's columns and which its rows, each times the tile's size")
+    return ("those elements of out were never written: find the thread that should store the ones listed "
+            "above — is there one, and does its bounds test let it?")
+
+
+def _tile_mask(ex, in_shape, bad):     # bad in in's coordinates, (tile row, row, tile column, column)
+    (rows, cols), (tx, ty) = in_shape, ex.tile
+    if ex.grid is not None or rows % ty or cols % tx:
+        return None
+    b = bad.reshape(in_shape) if ex.copy else np.ascontiguousarray(bad.reshape(cols, rows).T)
+    return b.reshape(rows // ty, ty, cols // tx, tx)
 
 
 def _partial_tiles(ex, in_shape, out_shape):

@@ -18,6 +18,22 @@ def test_swizzle_costs():
     assert "128 B 4" in repr(hopper.cost_table())
 
 
+def test_tma_tiles_reads_cost_what_notebook_12_cell_37_measures():
+    """tma_tile's float reads are 4 chunks x 2 rows four apart per quarter-warp: 8 wavefronts per
+    request unswizzled, 4 with the 128-byte swizzle (the table once showed the ldmatrix access, 32)."""
+    assert hopper.cost("tma_tile", 0) == (8, 4) and hopper.cost("tma_tile", 128) == (4, 0)
+    assert hopper.cost("tma_tile", "xor") is None
+    table = repr(hopper.cost_table())
+    assert "tma_tile's float reads" in table and "(ldmatrix, tma_tile)" not in table
+
+
+def test_layout_picture_draws_the_chunks_a_swizzled_row_has():
+    """A 32- or 64-byte swizzled box row has 2 or 4 chunks: the picture labels those, not 8 of a 128-byte row."""
+    for mode, n in ((32, 2), (64, 4), (128, 8), (0, 8)):
+        fig = hopper.layout_picture(mode)
+        assert len(fig.data[0].x) == n and f"rows of {mode or 128} bytes" in fig.layout.title.text
+
+
 def test_layout_picture_is_a_permutation_per_row_and_column():
     z = hopper.layout_picture(128).data[0].z
     assert all(sorted(row) == list(range(8)) for row in z)
@@ -67,13 +83,14 @@ def test_notebook_12s_claims_are_the_results_by_the_noise_rule():
     run = rounds.load(hopper.RUN)
     v = lambda dtype, size, a, b: rounds.verdict(run, dtype, size, a, b)
     big, small = (8192, 8192), (1000, 1030)
-    assert v("float32", big, "async[STAGES=1]", "padded_32x8") == "slower"           # staging alone is slower
+    assert v("float32", big, "async[STAGES=1]", "padded_32x8") == "slower"           # STAGES=1 below padded_32x8
     assert v("float32", big, "async", "async[STAGES=1]") == "faster"                  # double buffering wins it back
     assert v("float32", big, "async[STAGES=3]", "async") == "within noise"            # a third stage: within noise
     assert v("float32", small, "async", "async[STAGES=1]") == v("float32", small, "async[STAGES=3]", "async") == "faster"
     assert v("float32", small, "async[STAGES=3]", "padded_32x8") == "slower"
     assert v("float64", big, "async", "async[STAGES=1]") == v("float64", big, "async[STAGES=3]", "async") == "within noise"
     assert v("float32", big, "shuffle", "padded_32x8") == "slower"
+    assert v("float16", big, "ldsm", "packed") == "within noise" and v("float16", big, "ldsm", "tma") == "slower"
     nb = Path(__file__).resolve().parents[2] / "notebooks" / "12_async_copies_and_tma.ipynb"
     text = " ".join(" ".join("".join(c["source"]).split()) for c in json.loads(nb.read_text())["cells"]
                     if c["cell_type"] == "markdown")
@@ -103,3 +120,26 @@ def test_a_tma_kernel_shares_the_lead_where_notebook_12_says_it_does():
         assert rounds.compare(spread(tma[0]), spread(others[0])) != "faster", (c["dtype"], c["rows"], c["cols"])
         shares = tma[0] is course[0] or verdict == "within noise"
         assert shares == ((c["dtype"], c["rows"], c["cols"]) != ("uint8", 8192, 2048)), (c["dtype"], c["rows"], c["cols"])
+
+
+def test_notebook_12s_tensor_map_refusal_and_findings_read_as_sentences():
+    """Cell 24's refusal says what the driver takes (a pitch that is a multiple of 16 bytes) and that only
+    course_lib's wrapper wants C-contiguous arrays; cell 27's findings print as sentences, not Finding(...)."""
+    import numpy as np
+
+    import course_lib as cl
+    from course_lib.sim.finding import Finding
+    with pytest.raises(cl.ArgumentError) as err:
+        cl.TensorMap(np.zeros((8, 1030), np.float32), box=(8, 32))
+    text = str(err.value)
+    assert "multiple of 16 bytes" in text and "16 bytes after" not in text and "only C-contiguous" in text
+    f = Finding("tma", 0, "TMA copies are counted elsewhere", 1, None, None)
+    assert repr([f]) == "[[tma] TMA copies are counted elsewhere]" and "Finding(" not in f._repr_html_()
+
+
+def test_instruction_mix_counts_the_shuffles_notebook_12_cites():
+    import course_lib as cl
+    mix = repr(hopper.instruction_mix({"shuffle": cl.Simulator().run("shuffle")}))
+    row = mix.splitlines()[1].split()
+    if int(row[-1]):                  # the listing has machine code (nvdisasm installed): count its SHFL
+        assert row[1] == "80"         # 5 butterfly rounds x 16 swaps per lane
