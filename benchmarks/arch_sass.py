@@ -10,8 +10,9 @@ programming guide's compute-capability appendix), so for a kernel the counters c
 generations only where ptxas emits different memory instructions. For every course kernel (the
 default instance, every element size it takes) this compiles a CUBIN for sm_75, 80, 86, 89, 90,
 100 and 120, lists its global and shared loads and stores (space, direction, width, in code order;
-LDGSTS and bulk/TMA copies are named too) and reports where the list differs from sm_90's. Writes
-OUT/arch_sass.json and OUT/arch_sass.md.
+LDGSTS and bulk/TMA copies are named too) and reports, per architecture, "same", "same kinds" (the same loads and stores in another unrolling or
+order: every request counts as on sm_90) or "other kinds" (a width or an instruction sm_90 does not
+use). Writes OUT/arch_sass.json and OUT/arch_sass.md.
 """
 from __future__ import annotations
 
@@ -57,9 +58,21 @@ def compare(key: str, dtype) -> dict:
         entry = c.lowered_names.get(fn.name) or entries_of(c.ptx)[0]
         per_arch[sm] = accesses(c.cubin, entry)
     ref = per_arch.get(90, [])
-    differ = {sm: acc for sm, acc in per_arch.items() if acc != ref}
-    return {"kernel": key, "dtype": np.dtype(dtype).name, "sm_90": ref,
-            "differs": {str(sm): acc for sm, acc in differ.items()}, "refused": {str(k): v for k, v in failed.items()}}
+    verdict = {str(sm): _verdict(ref, acc) for sm, acc in per_arch.items() if sm != 90}
+    return {"kernel": key, "dtype": np.dtype(dtype).name, "sm_90": ref, "verdict": verdict,
+            "differs": {str(sm): acc for sm, acc in per_arch.items() if acc != ref},
+            "refused": {str(k): v for k, v in failed.items()}}
+
+
+def _verdict(ref: list, acc: list) -> str:
+    """'same'; 'same kinds' (the same loads and stores, other unrolling or order: the per-request counts
+    are the same); or 'other kinds: +... -...' (a width or an instruction sm_90 does not use, or the reverse)."""
+    if acc == ref:
+        return "same"
+    if set(acc) == set(ref):
+        return "same kinds"
+    more, fewer = sorted(set(acc) - set(ref)), sorted(set(ref) - set(acc))
+    return "other kinds: " + " ".join([f"+{a}" for a in more] + [f"-{a}" for a in fewer])
 
 
 def main(argv=None) -> int:
@@ -71,18 +84,24 @@ def main(argv=None) -> int:
         for size in spec.itemsizes:
             rows.append(compare(key, DTYPES[size]))
             r = rows[-1]
-            print(f"{key:12s} {r['dtype']:8s} differs at: {', '.join('sm_' + s for s in r['differs']) or 'none'}"
+            other = {sm: v for sm, v in r["verdict"].items() if v.startswith("other")}
+            print(f"{key:12s} {r['dtype']:8s} other kinds of access at: "
+                  f"{'; '.join(f'sm_{sm} {v[12:]}' for sm, v in other.items()) or 'none'}"
                   + (f"; refused at {', '.join('sm_' + s for s in r['refused'])}" if r["refused"] else ""))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "arch_sass.json").write_text(json.dumps(rows, indent=1) + "\n")
-    lines = ["| kernel | dtype | memory instructions at sm_90 | architectures whose list differs |", "|---|---|---|---|"]
+    archs_ = [sm for sm in archs.ARCHS if sm != 90]
+    lines = ["| kernel | dtype | " + " | ".join(f"sm_{sm}" for sm in archs_) + " |", "|---|---|" + "---|" * len(archs_)]
     for r in rows:
-        diff = "; ".join(f"sm_{sm}: {' '.join(acc)}" for sm, acc in r["differs"].items()) or "none"
-        lines.append(f"| {r['kernel']} | {r['dtype']} | {' '.join(r['sm_90'])} | {diff} |")
+        cells = [r["verdict"].get(str(sm), "refused" if str(sm) in r["refused"] else "") for sm in archs_]
+        lines.append(f"| {r['kernel']} | {r['dtype']} | " + " | ".join(cells) + " |")
     (out / "arch_sass.md").write_text("\n".join(lines) + "\n")
-    same = sum(not r["differs"] for r in rows)
-    print(f"{same} of {len(rows)} kernel instances have the same memory instructions on every architecture that compiles them")
+    for group in ((75, 80, 86, 89), (100, 120)):
+        other = [(r["kernel"], r["dtype"]) for r in rows
+                 if any(r["verdict"].get(str(sm), "").startswith("other") for sm in group)]
+        print(f"sm_{'/'.join(map(str, group))}: {len(rows) - len(other)} of {len(rows)} kernel instances use the "
+              f"same kinds of loads and stores as on sm_90; other kinds: {', '.join(f'{k} {d}' for k, d in other)}")
     return 0
 
 

@@ -8,8 +8,9 @@ The sandbox is Debian's ``bwrap`` (bubblewrap) with every namespace new (``--uns
 capability (``--cap-drop ALL``): no network (a Jupyter kernel talks to its client through ipc sockets
 in a folder bound for it), its own PID namespace and /proc (the grader's processes, their environment
 and folders are not there), a new session, ``--die-with-parent``. What it sees: the system (/usr,
-/etc, ...), Python and the course library read-only, the course's kernels/ without kernels/solutions
-(an empty folder is mounted over it, and over $COURSE_LIB_SOLUTIONS where it lies in a bound folder),
+/etc, ...), Python and the course library read-only, the course's kernels/, and exercises/ as a
+copy without any solution.cu (an empty folder is also mounted over $COURSE_LIB_SOLUTIONS where it lies
+in a bound folder),
 nothing else of the checkout or the course folder; HOME and /tmp are fresh tmpfs; ``work``, if given,
 is bound read-write at /submission and is the cwd (the caller passes a throw-away copy). The
 environment is rebuilt from nothing (COURSE_LIB_SOLUTIONS never reaches it; COURSE_LIB_GRADED=1,
@@ -22,12 +23,14 @@ nbgrader (nbgrader_hooks); it knows nothing of exercises.
 """
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from .. import paths
@@ -82,6 +85,15 @@ def _ro(path) -> list[str]:
     return ["--ro-bind", str(path), str(path)] if path.exists() else []
 
 
+@functools.lru_cache(maxsize=1)
+def _exercises_without_solutions() -> Path:
+    """A copy of exercises/ without any solution.cu, made once per process (removed at its exit)."""
+    copy = Path(tempfile.mkdtemp(prefix="course_lib_exercises_"))
+    atexit.register(shutil.rmtree, copy, True)
+    shutil.copytree(paths.EXERCISES, copy, dirs_exist_ok=True, ignore=shutil.ignore_patterns("solution.cu"))
+    return copy
+
+
 def _course() -> list[str]:
     """Python, its packages and the course library read-only; the course's kernels without solutions."""
     out = []
@@ -89,11 +101,15 @@ def _course() -> list[str]:
         if not any(d.is_relative_to(s) for s in SYSTEM):
             out += _ro(d)
     out += _ro(paths.PACKAGE) + _ro(paths.KERNELS)
+    if paths.EXERCISES.exists():        # the exercises as a student install has them: no solution.cu
+        out += ["--ro-bind", str(_exercises_without_solutions()), str(paths.EXERCISES.resolve())]
     if paths.RESULTS.resolve().is_relative_to(paths.REPO):      # numbers the lessons quote
         out += _ro(paths.RESULTS)
     bound = [Path(out[i + 1]) for i, w in enumerate(out) if w == "--ro-bind"]
     for hidden in (paths.KERNELS / "solutions", paths.PACKAGE / "kernels" / "solutions", solutions.directory()):
-        if hidden is not None and hidden.exists() and any(hidden.resolve().is_relative_to(b) for b in bound):
+        if hidden is None or not hidden.exists() or hidden.resolve() == paths.EXERCISES.resolve():
+            continue
+        if any(hidden.resolve().is_relative_to(b) for b in bound):
             out += ["--tmpfs", str(hidden.resolve())]           # an empty folder over the solutions
     return out
 

@@ -1,17 +1,13 @@
 """Loads and stores: route each address to its space, check it, count it, record it.
 
-For every executed ``ld``/``st`` this module
-1. computes the active threads' addresses (register + offset, or symbol + offset);
-2. resolves generic addresses to global, shared or local memory;
-3. checks alignment and bounds, raising MemoryAccessError with buffer, offset, thread and line;
-4. counts requests/sectors (global) or wavefronts/conflicts (shared) per warp (``metrics``), once
-   per machine instruction where ptxas fused several PTX accesses into one (``fusion``);
-5. feeds shared accesses to the race detector (and to ``copy_races`` where asynchronous copies
-   may still be writing) and records the traced block's addresses;
-6. moves the data; with ``owners`` on, records which block touched which element of an argument
-   array (``owners``), and with ``scramble_shared`` on, xors a byte into every shared load (a
-   checker's second run, to see whether out's data passed through shared memory).
-Atomics are ``atomics``'s; they use :func:`access` to read and write.
+For every executed ``ld``/``st`` this module (1) computes the active threads' addresses (register or
+symbol + offset) and (2) resolves generic ones to global, shared or local memory; (3) checks alignment
+and bounds (MemoryAccessError with buffer, offset, thread and line); (4) counts requests/sectors or
+wavefronts/conflicts per warp (``metrics``), once per machine instruction where ptxas fused accesses
+(``fusion``); (5) feeds shared accesses to the race detector (and ``copy_races``) and records the traced
+block's addresses; (6) moves the data; with ``owners`` on, records which block touched which element of
+an argument (``owners``); with ``scramble_shared``, xors a byte into every shared load (a checker's
+second run: did out's data pass through shared memory?). Atomics are ``atomics``'s; they use :func:`access`.
 """
 from __future__ import annotations
 

@@ -30,8 +30,8 @@ only decides what counts as "coalesced" or "conflict-free" for a student's kerne
 
 Atomics count as what they are: each a read and a write of memory (``SimRun.atomics``), judged
 with the loads for coalescing and traffic, and with the stores. Hints may name the exercise's own
-tile, block and element type ({tx}, {ty}, {bx}, {by}, {t}): :func:`judge` fills them in from the
-:class:`Shape` a run moved. It does not run kernels or compare outputs (exercises.check does).
+tile, block and element type ({tx}, {ty}, {bx}, {by}, {t}; {pad}: one 4-byte word of padding, in
+elements): :func:`judge` fills them in from the :class:`Shape` a run moved. It does not run kernels or compare outputs (exercises.check does).
 """
 from __future__ import annotations
 
@@ -89,7 +89,9 @@ class Property:
         """The hint with the exercise's tile ({tx} x {ty}), block ({bx} x {by}) and type ({t})."""
         tx, ty = getattr(on, "tile", None) or (32, 32)
         bx, by = (getattr(on, "block", None) or (tx, ty))[:2]
-        known = dict(tx=tx, ty=ty, bx=bx, by=by, t=getattr(on, "ctype", "float"))
+        size = getattr(on, "itemsize", 4) or 4
+        # the padding that moves each row one 4-byte bank on: one word, in elements (1 for 4 and 8 bytes)
+        known = dict(tx=tx, ty=ty, bx=bx, by=by, t=getattr(on, "ctype", "float"), pad=max(1, 4 // size))
         return re.sub(r"\{(\w+)\}", lambda m: str(known.get(m[1], m[0])), self.hint)
 
 
@@ -145,8 +147,8 @@ def no_bank_conflicts(op: str | None = None) -> Property:
                          f"conflicts in all)" for (n, o), (w, q, c) in sorted(bad.items())) or None
     return Property(f"no bank conflicts on shared {WORD.get(op, 'loads and stores')}", test,
                     "lanes of a warp reading a column of the tile share banks (as many ways as the wavefronts per "
-                    "request above): pad each row by one element ([{ty}][{tx} + 1]) so that consecutive rows start "
-                    "in consecutive banks; an even padding leaves rows 16 apart in one bank")
+                    "request above): pad each row by one 4-byte word ([{ty}][{tx} + {pad}]) so that consecutive rows "
+                    "start in consecutive banks; a padding of an even number of words leaves rows 16 apart in one bank")
 
 
 def no_races() -> Property:
