@@ -38,8 +38,12 @@ STATUS = ("H100: calibrated on 60 measurements of 2026-11-22 (benchmarks/results
           "latency and scheduling, which this model does not describe): typical error 9%, largest 28% (copy "
           "uint8). Ranking: of the 362 kernel pairs more than 10% apart on the H100 the model orders all but 3 "
           "the same way (vec/aos for float32, swizzle/padded_32x8 and packed/vec64 for uint8); closer pairs may "
-          "swap (benchmarks/calibrate_model.py prints this). T4 and A100: datasheet peaks and clocks with the "
-          "H100's knobs, not calibrated — trust their ranking, not their GB/s.")
+          "swap (benchmarks/calibrate_model.py prints this). H200: the H100's constants with its datasheet "
+          "bandwidth and its measured best copy (2026-11-27, benchmarks/results/h200_2026-11-27_bench), not "
+          "refitted: on the same 16 kernels typical error 15%, largest 28% (vec64 uint8), 4 of 396 pairs "
+          "misordered; on all 27 kernels with Hopper's (TMA, cp.async, shuffles) typical 25%, largest 158% "
+          "(shuffle uint8). T4, L4, A100 and RTX 4090: datasheet bandwidth, SMs and clocks with the H100's "
+          "constants, unmeasured (no such card here) — trust their ranking, not their GB/s.")
 
 
 @dataclass(frozen=True)
@@ -53,9 +57,15 @@ class GPU:
 
 
 GPUS = {
-    "T4": GPU("T4", 320, 40, 1.59, 0.80, 1100),          # GDDR6 256-bit, Turing TU104; guesses
-    "A100": GPU("A100", 2039, 108, 1.41, 0.90, 4500),    # A100 80GB SXM, HBM2e; guesses
+    # datasheet DRAM bandwidth, SMs and boost clock; dram_efficiency and l2_gbps are guesses unless noted
+    "T4": GPU("T4", 320, 40, 1.59, 0.80, 1100),          # GDDR6 256-bit, Turing TU104 (sm_75): unmeasured
+    "L4": GPU("L4", 300, 58, 2.04, 0.80, 1300),          # GDDR6 192-bit, Ada AD104 (sm_89): unmeasured
+    "A100": GPU("A100", 2039, 108, 1.41, 0.90, 4500),    # A100 80GB SXM, HBM2e (sm_80): unmeasured
+    "RTX 4090": GPU("RTX 4090", 1008, 128, 2.52, 0.85, 5000),   # GDDR6X 384-bit, Ada AD102 (sm_89): unmeasured
     "H100": GPU("H100", 3352, 132, 1.98, 0.892, 5183),   # H100 SXM5 HBM3; copy 2991 GB/s, L2 fitted
+    # H200 SXM, HBM3e: the H100's die with faster memory, so its L2 figure; best copy 3877 GB/s measured
+    # (benchmarks/results/h200_2026-11-27_bench)
+    "H200": GPU("H200", 4800, 132, 1.98, 0.808, 5183),
 }
 
 
