@@ -67,6 +67,20 @@ def one_round(ks: dict, shape) -> dict:
     return fracs
 
 
+def short(name: str) -> str:
+    """'cp.async 4 tile(s)/block, 2 stage(s)' -> 'async_t4_s2' (keys the prose-figure test can name)."""
+    if not name.startswith(("cp.async", "plain")):
+        return name
+    tiles, stages = (int(w) for w in name.replace("(", " ").split() if w.isdigit())
+    return f"{'async' if name.startswith('cp.async') else 'plain'}_t{tiles}_s{stages}"
+
+
+def summary(results: dict) -> dict:
+    """{'median'|'min'|'max': {'8192x8192': {short name: value}}} over the rounds."""
+    return {stat: {shape: {short(n): round(f(v), 4) for n, v in per.items()} for shape, per in results.items()}
+            for stat, f in (("median", statistics.median), ("min", min), ("max", max))}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=5)
@@ -83,7 +97,8 @@ def main(argv=None) -> int:
         lines.append(f"| {n} | " + " | ".join(cells) + " |")
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / "async_controlled.json").write_text(json.dumps(
-        {"gpu": gpu.info().name, "rounds": args.rounds, "fractions_of_copy": results}, indent=1) + "\n")
+        {"gpu": gpu.info().name, "rounds": args.rounds, "fractions_of_copy": results, **summary(results)},
+        indent=1) + "\n")
     (Path(args.out) / "async_controlled.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
