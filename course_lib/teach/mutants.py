@@ -63,8 +63,9 @@ def _drop_warp_barrier(src, ex, params, body_of):
 
 
 def _barrier_in_bounds(src, ex, params, body_of):
-    m = _FIRST_BOUNDS.search(src[:src.find(BARRIER)])      # a name declared before the barrier
-    if BARRIER in src and m and len(ex.shapes[0]) == 2:
+    kernel = src.find("__global__")                 # a name the kernel itself declared before the barrier
+    m = _FIRST_BOUNDS.search(src[kernel:src.find(BARRIER, kernel)]) if BARRIER in src[kernel:] else None
+    if m and len(ex.shapes[0]) == 2:
         first = m.group(1)
         return (f"the barrier only for threads with {first} < cols",
                 src.replace(BARRIER, f"if ({first} < cols) {BARRIER}", 1), ("Barrier skipped",))

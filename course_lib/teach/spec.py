@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import ArgumentError
 from ..transposes import verify
-from . import footprint, properties
+from . import footprint, pipeline, properties
 from .exercise import Exercise
 
 TOML, SOLUTION, STUB = "exercise.toml", "solution.cu", "stub.cu"
@@ -167,7 +167,8 @@ def _each_element_once():
     return properties.Property("each element loaded and stored once", test, footprint.ONCE_HINT)
 
 
-_FALLBACKS = {"each_element_once": _each_element_once}
+_FALLBACKS = {"each_element_once": _each_element_once, "pipelined": pipeline.pipelined,
+              "within_budget": pipeline.within_budget}
 
 
 def _fit_hint(hint: str, values: dict) -> str:
