@@ -35,7 +35,7 @@ def _mutate(key, pairs):
 
 def test_every_exercise_has_a_solution_file_and_every_file_an_exercise():
     assert set(SOL) == set(E.EXERCISES)
-    assert {"00", "02", "03", "04", "05", "06", "07", "08", "09", "10", "12"} == {ex.lesson for ex in E.EXERCISES.values()}
+    assert {"00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "12"} == {ex.lesson for ex in E.EXERCISES.values()}
 
 
 @pytest.mark.parametrize("key", sorted(SOL))
@@ -80,6 +80,14 @@ WRONG = [
     ("first_copy", "an int temporary", ("out[y * cols + x] = in[y * cols + x];",
                                         "int v = in[y * cols + x]; out[y * cols + x] = v;"),
      ["lost their fraction", "float"]),
+    # 01: one thread per element, a 1D grid
+    ("per_element", "no test for the threads past the end", ("    if (i < (size_t)rows * cols) {\n", "    {\n"),
+     ["Out of bounds", "bounds test"]),
+    ("per_element", "row and column from the wrong division", ("size_t r = i / cols, c = i % cols;", "size_t r = i % rows, c = i / rows;"),
+     ["96x160", "elements are wrong"]),
+    ("per_element", "threads numbered block fastest: a warp reads 32 elements a block apart",
+     ("size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;", "size_t i = (size_t)threadIdx.x * gridDim.x + blockIdx.x;"),
+     ["correct on 5 shapes", "sectors per request"]),
     # 02: the grid-stride copy (a grid of 8 blocks: not one tile per block, so each element once is its own property)
     ("grid_copy", "step = gridDim.x * blockDim.x: the 8 rows of threads forgotten, every element ~8 times",
      ("size_t step = (size_t)gridDim.x * blockDim.y * blockDim.x;", "size_t step = (size_t)gridDim.x * blockDim.x;"),
