@@ -26,6 +26,7 @@ _FIRST_BOUNDS = re.compile(r"\b(\w+) < cols && ")
 _WIDE = re.compile(r"\(size_t\)\s*")
 _GRID_STEP = re.compile(r"(gridDim\.x) \* blockDim\.y \* (blockDim\.x)")
 _LOOP_STEP = re.compile(r"(for \(int (\w+) = [^;]+; \2 < \w+; \2 \+= )(\w+)\)")
+_STUB_LINE = re.compile(r"^[ \t]*//>.*\n", re.M)
 _STORE = re.compile(r"^(\s*)(out\[[^\]\n]+\] = [^;\n]+;)[ \t]*(//[^\n]*)?$", re.M)
 
 
@@ -137,9 +138,10 @@ MUTATIONS = [Mutation(f.__name__.lstrip("_"), doc, f) for f, doc in (
 def derive(ex, body_of: Callable[[dict], str]) -> list[Mutant]:
     """Every mutation that fits `ex`, applied to its solution `body_of(params)` (ex.params: its variant)."""
     params = dict(ex.params)
-    src, out = body_of(params), []
+    code = lambda p: _STUB_LINE.sub("", body_of(p))     # noqa: E731  the //> stub lines are comments: not mutated
+    src, out = code(params), []
     for m in MUTATIONS:
-        made = m.make(src, ex, params, body_of)
+        made = m.make(src, ex, params, code)
         if made and made[1] != src:
             out.append(Mutant(m.name, made[0], made[1], tuple(made[2])))
     return out

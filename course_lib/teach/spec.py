@@ -139,6 +139,7 @@ def _property(entry, hints: dict, values: dict):
         (name, kwargs), = entry.items()
     else:
         raise ValueError(f"properties: {entry!r} is neither \"name\" nor {{name = {{parameter = value}}}}")
+    kwargs = {k: values.get(v, v) if isinstance(v, str) else v for k, v in kwargs.items()}   # "TILE": its value
     p = factory(name)(**kwargs)
     hint = hints.get(" ".join([name, *map(str, kwargs.values())])) or hints.get(name) or _fit_hint(p.hint, values)
     return properties.Property(p.name, p.test, render_text(hint, values))

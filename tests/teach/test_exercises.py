@@ -35,7 +35,7 @@ def _mutate(key, pairs):
 
 def test_every_exercise_has_a_solution_file_and_every_file_an_exercise():
     assert set(SOL) == set(E.EXERCISES)
-    assert {"00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "12"} == {ex.lesson for ex in E.EXERCISES.values()}
+    assert {"00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12"} == {ex.lesson for ex in E.EXERCISES.values()}
 
 
 @pytest.mark.parametrize("key", sorted(SOL))
@@ -213,6 +213,16 @@ WRONG = [
      ["RAW hazard", "line 18", "__syncthreads() that follows every thread's wait"]),
     ("async_tile", "the barrier before the wait", (ASYNC_WAIT + ASYNC_BARRIER, "    __syncthreads();\n    __pipeline_wait_prior(0);\n"),
      ["RAW hazard", "no races"]),
+    # 11: beat the library on counts
+    ("beat_library", "the barrier inside the load's bounds test",
+     ("        row[0] = v.x; row[1] = v.y; row[2] = v.z; row[3] = v.w;\n    }\n    __syncthreads();",
+      "        row[0] = v.x; row[1] = v.y; row[2] = v.z; row[3] = v.w;\n        __syncthreads();\n    }"),
+     ["Barrier skipped"]),
+    ("beat_library", "float4 loads, but four scalar stores: 104 instructions per 1024 elements",
+     ("        *reinterpret_cast<float4*>(out + (size_t)orow * rows + oc) =\n"
+      "            make_float4(tile[k][threadIdx.y], tile[k + 1][threadIdx.y], tile[k + 2][threadIdx.y], tile[k + 3][threadIdx.y]);",
+      "        for (int e = 0; e < 4; ++e) out[(size_t)orow * rows + oc + e] = tile[k + e][threadIdx.y];"),
+     ["correct on 5 shapes", "over the budget: instructions 104 per 1024 elements (budget 80)", "fast"]),
     # 12: the pipeline (more of its wrong kernels, one stage at a time dressed up, in test_pipeline.py)
     ("async_pipeline", "the barrier only for threads whose column of out is inside the matrix",
      ("        __syncthreads();                         // every thread's copies of tile s have landed",

@@ -81,6 +81,25 @@ def test_budget_counts_per_1024_elements_and_names_what_is_over():
     assert pipeline.totals(Run()) == {"sectors": 128, "wavefronts": 64, "instructions": 64}
     assert pipeline.within_budget(sectors=128, wavefronts=64).test(Run(), on) is None
     over = pipeline.within_budget(sectors=100, instructions=64).test(Run(), on)
-    assert "sectors 128.0 per 1024 elements (budget 100)" in over and "instructions" not in over
+    assert over.startswith("over the budget: sectors 128 per 1024 elements (budget 100) — yours: 128 sectors")
+    assert "instructions 64 per" not in over and "the course's best (fast)" in over
     with pytest.raises(ValueError, match="no count cycles"):
         pipeline.within_budget(cycles=1)
+
+
+def test_the_reference_counts_a_refusal_quotes_are_the_simulators():
+    import numpy as np
+    import course_lib as cl
+    sim = cl.Simulator()
+    for (who, counts), name in zip(pipeline.REFERENCE.items(), ("fast", "naive_col")):
+        assert f"({name})" in who
+        run = sim.run(name, shape=(128, 128), dtype=np.float32)
+        per = {k: v * 1024 / (128 * 128) for k, v in pipeline.totals(run.sim).items()}
+        assert per == counts, (name, per)
+
+
+def test_a_budget_is_judged_only_on_whole_aligned_tiles():
+    class Run:
+        instructions = [dict(space="global", op="ld", requests=1000, sectors=1000, wavefronts=0)]
+    p = pipeline.within_budget(instructions=1)
+    assert p.test(Run(), Shape(96, 160, 4)) and p.test(Run(), Shape(100, 132, 4)) is False
