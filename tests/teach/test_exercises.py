@@ -228,8 +228,6 @@ WRONG = [
      ("        __syncthreads();                         // every thread's copies of tile s have landed",
       "        if (ty * blockDim.x + threadIdx.x < rows) __syncthreads();"),
      ["Deadlock", "wait at different __syncthreads() barriers", "1000x1030"]),
-    ("async_tile", "the barrier only for threads inside the matrix", (ASYNC_BARRIER, "    if (x < cols) __syncthreads();\n"),
-     ["Barrier skipped", "1000x1030"]),
 ]
 
 
