@@ -68,8 +68,9 @@ def _barrier_in_bounds(src, ex, params, body_of):
     m = _FIRST_BOUNDS.search(src[kernel:src.find(BARRIER, kernel)]) if BARRIER in src[kernel:] else None
     if m and len(ex.shapes[0]) == 2:
         first = m.group(1)
+        at = src.find(BARRIER, kernel)
         return (f"the barrier only for threads with {first} < cols",
-                src.replace(BARRIER, f"if ({first} < cols) {BARRIER}", 1), ("Barrier skipped",))
+                f"{src[:at]}if ({first} < cols) {src[at:]}", ("Barrier skipped",))
 
 
 def _swap_store_bounds(src, ex, params, body_of):
