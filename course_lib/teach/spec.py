@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import ArgumentError
 from ..transposes import verify
-from . import footprint, properties
+from . import footprint, pipeline, properties
 from .exercise import Exercise
 
 TOML, SOLUTION, STUB = "exercise.toml", "solution.cu", "stub.cu"
@@ -138,6 +138,7 @@ def _property(entry, hints: dict, values: dict):
         (name, kwargs), = entry.items()
     else:
         raise ValueError(f"properties: {entry!r} is neither \"name\" nor {{name = {{parameter = value}}}}")
+    kwargs = {k: values.get(v, v) if isinstance(v, str) else v for k, v in kwargs.items()}   # "TILE": its value
     p = factory(name)(**kwargs)
     hint = hints.get(" ".join([name, *map(str, kwargs.values())])) or hints.get(name) or _fit_hint(p.hint, values)
     return properties.Property(p.name, p.test, render_text(hint, values))
@@ -166,7 +167,8 @@ def _each_element_once():
     return properties.Property("each element loaded and stored once", test, footprint.ONCE_HINT)
 
 
-_FALLBACKS = {"each_element_once": _each_element_once}
+_FALLBACKS = {"each_element_once": _each_element_once, "pipelined": pipeline.pipelined,
+              "within_budget": pipeline.within_budget}
 
 
 def _fit_hint(hint: str, values: dict) -> str:

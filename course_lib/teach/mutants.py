@@ -1,0 +1,153 @@
+"""Wrong kernels derived from an exercise's own solution: the mistakes a student makes, as mutations.
+
+    for m in mutants.derive(ex, lambda p: solutions.body(key, p)):
+        report = exercises.check(ex, compile(m.source))     # must fail, and name m.words
+
+Each mutation in MUTATIONS is one documented mistake (drop the barrier, remove the padding, swap the
+bounds test, 32-bit offsets, a loop step without its rows-of-threads factor, the store done twice ...).
+It applies where the solution has the construct it breaks and the exercise checks the property that
+catches it, and says which words the checker's report must hold: the cause, not the symptom's
+shape. Nothing here names a tile size, a type or a line of one exercise, so an exercise edited in its
+folder (a 64x64 padded_tile, a double variant) is mutated as it now is, and an exercise added later
+gets every mutation that fits it.
+
+This module rewrites source text; it compiles nothing and runs no kernel (tests/teach does both).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+BARRIER = "__syncthreads();"
+_PADDED = re.compile(r"\[(\w+) \+ (\w+)\]\s*;")                 # tile[32][32 + 1];  tile[TILE][TILE + PAD];
+_STORE_BOUNDS = re.compile(r"(\w+) < rows && (\w+(?: \+ \w+)?) < cols")
+_FIRST_BOUNDS = re.compile(r"\b(\w+) < cols && ")
+_WIDE = re.compile(r"\(size_t\)\s*")
+_GRID_STEP = re.compile(r"(gridDim\.x) \* blockDim\.y \* (blockDim\.x)")
+_LOOP_STEP = re.compile(r"(for \(int (\w+) = [^;]+; \2 < \w+; \2 \+= )(\w+)\)")
+_STUB_LINE = re.compile(r"^[ \t]*//>.*\n", re.M)
+_STORE = re.compile(r"^(\s*)(out\[[^\]\n]+\] = [^;\n]+;)[ \t]*(//[^\n]*)?$", re.M)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One wrong kernel: the mutation's name, what the student got wrong, the source, the words its
+    report must hold (a word "a|b": either; the report may name the symptom the run met first)."""
+    name: str
+    what: str
+    source: str
+    words: tuple
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """A mistake: `make(src, ex, params, body_of)` -> (what, source, words) or None where it does not fit."""
+    name: str
+    doc: str
+    make: Callable
+
+
+def _checks(ex, name: str) -> bool:
+    return any(name in p.name for p in ex.properties)
+
+
+def _drop_barrier(src, ex, params, body_of):
+    if BARRIER in src and _checks(ex, "no races"):
+        return "no barrier", src.replace(BARRIER, ""), ("no races", "__syncthreads()")
+
+
+def _drop_warp_barrier(src, ex, params, body_of):
+    if "__syncwarp();" in src and _checks(ex, "no races"):
+        return "no __syncwarp(): lanes read what other lanes have not written yet", src.replace("__syncwarp();", ""), \
+            ("no races", "__syncwarp()")
+
+
+def _barrier_in_bounds(src, ex, params, body_of):
+    kernel = src.find("__global__")                 # a name the kernel itself declared before the barrier
+    m = _FIRST_BOUNDS.search(src[kernel:src.find(BARRIER, kernel)]) if BARRIER in src[kernel:] else None
+    if m and len(ex.shapes[0]) == 2:
+        first = m.group(1)
+        at = src.find(BARRIER, kernel)
+        return (f"the barrier only for threads with {first} < cols",
+                f"{src[:at]}if ({first} < cols) {src[at:]}", ("Barrier skipped",))
+
+
+def _swap_store_bounds(src, ex, params, body_of):
+    swapped = _STORE_BOUNDS.sub(r"\1 < cols && \2 < rows", src)
+    if swapped != src:
+        return "rows and cols swapped in a bounds test", swapped, ("bounds test",)
+
+
+def _no_padding(src, ex, params, body_of):
+    if not _checks(ex, "bank conflicts"):
+        return None
+    if params.get("PAD"):
+        return "not padded: a column of the tile in one bank", body_of({**params, "PAD": 0}), ("bank conflicts", "wavefronts per request", "pad")
+    bare = _PADDED.sub(r"[\1];", src)
+    if bare != src:
+        return "not padded: a column of the tile in one bank", bare, ("bank conflicts", "wavefronts per request", "pad")
+
+
+def _pad_one_more(src, ex, params, body_of):
+    # one element more than the right padding: rows of 4-byte words two banks apart, 2-way conflicts
+    if params.get("PAD") == 1 and params.get("T", "float") == "float" and _checks(ex, "bank conflicts"):
+        return "padded by one more: still 2-way", body_of({**params, "PAD": 2}), ("bank conflicts", "2.0 wavefronts")
+
+
+def _narrow_offsets(src, ex, params, body_of):
+    narrow = _WIDE.sub("", src)
+    if ex.wide and narrow != src and "size_t " not in narrow:     # only where a launch over 2^32 is tried
+        return "32-bit offsets: every (size_t) left out", narrow, ("64 bits",)
+
+
+def _grid_step_without_rows(src, ex, params, body_of):
+    short = _GRID_STEP.sub(r"\1 * \2", src)
+    if short != src:
+        return "the grid's step without blockDim.y: every element ~8 times", short, ("more than once",)
+
+
+def _loop_step_one(src, ex, params, body_of):
+    short = _LOOP_STEP.sub(r"\g<1>1)", src, count=1)
+    if short != src:
+        return ("the tile loop steps by one row, not by the block's rows of threads", short,
+                ("Out of bounds store to shared memory|loaded more than once",))
+
+
+def _store_twice(src, ex, params, body_of):
+    m = _STORE.search(src)
+    # a value loaded from in: the compiler cannot merge the two stores (out may alias in); from a tile it would
+    if m and "= in[" in m.group(2):
+        twice = src[:m.start()] + f"{m.group(1)}{{ {m.group(2)} {m.group(2)} }}" + src[m.end():]
+        return "every element stored twice", twice, ("more than once",)
+
+
+MUTATIONS = [Mutation(f.__name__.lstrip("_"), doc, f) for f, doc in (
+    (_drop_barrier, "every __syncthreads() removed: threads read the tile before the others wrote it"),
+    (_drop_warp_barrier, "every __syncwarp() removed: lanes of a warp read each other's words unsynchronized"),
+    (_barrier_in_bounds, "the first barrier only for threads inside the matrix's columns: some skip it"),
+    (_swap_store_bounds, "the first `a < rows && b < cols` test compares with the input's rows and cols (out is cols x rows)"),
+    (_no_padding, "the tile's padding removed (PAD = 0, or [N + 1] -> [N]): a column of the tile in one bank"),
+    (_pad_one_more, "PAD = 2 for a float tile: rows two banks apart, 2-way conflicts"),
+    (_narrow_offsets, "every (size_t) cast removed: offsets in 32 bits wrap on big matrices"),
+    (_grid_step_without_rows, "a grid-stride step without blockDim.y: the rows of threads forgotten"),
+    (_loop_step_one, "a tile loop's step of BY replaced by 1: each thread walks every row"),
+    (_store_twice, "the store written twice: right values, twice the traffic"),
+)]
+
+
+def derive(ex, body_of: Callable[[dict], str]) -> list[Mutant]:
+    """Every mutation that fits `ex`, applied to its solution `body_of(params)` (ex.params: its variant)."""
+    params = dict(ex.params)
+    code = lambda p: _STUB_LINE.sub("", body_of(p))     # noqa: E731  the //> stub lines are comments: not mutated
+    src, out = code(params), []
+    for m in MUTATIONS:
+        made = m.make(src, ex, params, code)
+        if made and made[1] != src:
+            out.append(Mutant(m.name, made[0], made[1], tuple(made[2])))
+    return out
+
+
+def missing(m: Mutant, report_text: str) -> list[str]:
+    """The words of `m` its report does not hold ([] where the checker named the cause)."""
+    return [w for w in m.words if not any(a in report_text for a in w.split("|"))]

@@ -1,0 +1,123 @@
+"""Properties that judge the order of a kernel's asynchronous copies and its exact counts.
+
+    pipelined()      # the next stage's cp.async copies are in flight while the current one is read
+    within_budget(sectors=..., wavefronts=..., instructions=...)   # counts at or below a budget
+
+``pipelined`` reads the kernel's PTX in the order the compiler wrote it together with the run's
+per-instruction counts: somewhere two groups that each hold a ``cp.async`` are committed, then a
+``cp.async.wait_group N`` with N >= 1 leaves the newer in flight, then comes a shared-memory load that
+the run executed, with no ``wait_group 0`` / ``wait_all`` between the first copy and the load. One
+stage (copy, commit, wait 0, read; or copy, commit, an empty commit, wait 1, read) has no such path:
+the copies of the next tile start only after the current tile was read. It does not prove that the copies in flight are the next tile's (a kernel
+could keep an unrelated group open); each_element_once and async_copies, judged beside it, leave a
+kernel no bytes of its own to spare for that.
+
+``within_budget`` compares a run's totals (global sectors, shared wavefronts, global and shared
+memory instructions per warp) with a budget: exact counts, so a class without a GPU can rank its
+kernels without timing noise. Neither property runs a kernel (runs.py does).
+"""
+from __future__ import annotations
+
+from .properties import Property
+
+PIPELINE_HINT = ("keep two buffers: before the loop, start tile 0's copies (and __pipeline_commit()); in the "
+                 "loop, start tile s + 1's copies into the other buffer and commit them, then "
+                 "__pipeline_wait_prior(1) (wait for all but the newest group: tile s), __syncthreads(), write "
+                 "tile s, and __syncthreads() again before its buffer is refilled")
+
+
+def _wait_keep(ins) -> int | None:
+    """N of `cp.async.wait_group N` (0 for wait_all), None for any other instruction."""
+    if ins.opcode != "cp" or "bulk" in ins.mods:
+        return None
+    if "wait_all" in ins.mods:
+        return 0
+    if "wait_group" in ins.mods:
+        try:
+            return int(ins.operands[0].value)
+        except (AttributeError, TypeError, ValueError):
+            return 0
+    return None
+
+
+def _overlap(run) -> bool:
+    """In PTX order: two groups that each hold a cp.async, committed with no full wait between, then a
+    wait_group N >= 1 that leaves at most the newer in flight, then a shared load the run executed.
+    One group and an empty one (copy, commit, commit, wait 1) is one stage: the empty group waits for nothing."""
+    executed = {r["pc"] for r in run.instructions if r["space"] == "shared" and r["op"] == "ld" and r["requests"]}
+    copied, groups, kept = False, 0, False
+    for ins in run.kernel.instructions:
+        keep = _wait_keep(ins)
+        if keep == 0:
+            copied, groups, kept = False, 0, False
+        elif keep is not None:
+            kept = kept or groups > keep
+        elif ins.opcode == "cp" and "commit_group" in ins.mods:
+            groups, copied = groups + copied, False
+        elif ins.opcode == "cp" and "bulk" not in ins.mods and "mbarrier" not in ins.mods:
+            copied = True
+        elif kept and ins.index in executed:
+            return True
+    return False
+
+
+def pipelined() -> Property:
+    """The next stage's cp.async copies stay in flight while the current stage is read (see the module)."""
+    def test(run, on):
+        if not any(_wait_keep(i) is not None for i in run.kernel.instructions):
+            return False
+        if _overlap(run):
+            return None
+        return ("one stage at a time: every read of shared memory comes after a wait for all copies "
+                "(__pipeline_wait_prior(0)), so no tile's copies are on their way while another tile is written")
+    return Property("the next tile's copies in flight while this one is read", test, PIPELINE_HINT)
+
+
+def totals(run) -> dict:
+    """Exact counts of a run: global sectors, shared wavefronts, memory instructions (warp-level requests)."""
+    rows = run.instructions
+    return {"sectors": sum(r["sectors"] for r in rows if r["space"] == "global"),
+            "wavefronts": sum(r["wavefronts"] for r in rows if r["space"] == "shared"),
+            "instructions": sum(r["requests"] for r in rows)}
+
+
+# Counts per 1024 float32 elements the simulator gives (tests/teach/test_pipeline.py runs them again): the
+# course's best kernel, and naive_col standing in for CuPy's ascontiguousarray(a.T), one element per thread
+# like it (a library does not run on the simulator).
+REFERENCE = {"the course's best (fast)": {"sectors": 256, "wavefronts": 64, "instructions": 56},
+             "a library's one thread per element (naive_col)": {"sectors": 1152, "wavefronts": 0, "instructions": 64}}
+COUNTS = ("sectors", "wavefronts", "instructions")
+
+
+def _line(counts: dict) -> str:
+    return ", ".join(f"{counts[k]:g} {k}" for k in COUNTS)
+
+
+def within_budget(**budget) -> Property:
+    """Each named total (sectors, wavefronts, instructions) at most `budget[name] * elements / 1024` of
+    the shape: a budget per 1024 elements, so one number serves every shape made of whole tiles whose rows
+    start on sector boundaries (the others cost more for reasons the student cannot change). The refusal shows all three
+    counts beside REFERENCE's."""
+    unknown = set(budget) - set(COUNTS)
+    if unknown:
+        raise ValueError(f"within_budget: no count {', '.join(sorted(unknown))}; known: {', '.join(COUNTS)}")
+    budget = {k: float(v) for k, v in budget.items()}
+
+    def test(run, on):
+        tx, ty = getattr(on, "tile", None) or (32, 32)
+        if on.cols % tx or on.rows % ty or not (on.aligned("ld") and on.aligned("st")):
+            return False            # partial tiles and rows across sectors cost more: judged where neither is
+        have, n = totals(run), on.rows * on.cols * on.batch
+        per = {k: round(v * 1024 / n, 1) for k, v in have.items()}
+        over = [f"{name} {per[name]:g} per 1024 elements (budget {limit:g})"
+                for name, limit in sorted(budget.items()) if have[name] * 1024 > limit * n]
+        if not over:
+            return None
+        refs = "; ".join(f"{who}: {_line(c)}" for who, c in REFERENCE.items())
+        return f"over the budget: {'; '.join(over)} — yours: {_line(per)}; {refs}"
+    words = ", ".join(f"{budget[k]:g} {k}" for k in COUNTS if k in budget)
+    return Property(f"at most {words} per 1024 elements", test,
+                    "fewer counts: coalesced 16-byte global accesses move a warp's 512 bytes in 16 sectors "
+                    "with one instruction where 4-byte ones need four (notebook 07's float4), a padded tile "
+                    "read by column costs one wavefront per request, and every instruction that moves more "
+                    "bytes per thread saves instructions")
