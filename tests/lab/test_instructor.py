@@ -18,7 +18,6 @@ from course_lib.teach import exercises as E
 from course_lib.lab import instructor as I
 from course_lib.lab import colab, course_lab as lab, refresh, release
 from course_lib.teach import debug, solutions
-from course_lib.teach.exercise_list import folder
 from course_lib.notebook import magic
 from course_lib.errors import KernelError
 
@@ -73,10 +72,7 @@ def test_every_exercise_has_its_stub_cell_checker_and_reveal_in_its_notebook():
             assert I.cell_state(nb, ec) == "stub", f"{ec}: not the stub of exercises/{ec.key}/solution.cu"
             assert ec.check_index is not None, f"{ec}: no exercises.check cell after it"
             assert f'cl.exercises.reveal("{ec.key}")' in nb.cells[ec.check_index + 1].source, f"{ec}: no reveal cell"
-    # an exercise whose notebook another helper was editing brings its cells in exercises/<key>/CELLS.md, for
-    # whoever merges to insert: until then it is the one exercise allowed to have none
-    pending = {key for key in E.EXERCISES if (folder(key) / "CELLS.md").is_file() and key not in found}
-    assert set(found) | pending == set(E.EXERCISES) == set(solutions.keys())
+    assert set(found) == set(E.EXERCISES) == set(solutions.keys())
     for key, ec in found.items():
         assert ec.notebook.startswith(E.get(key).lesson + "_")
 
