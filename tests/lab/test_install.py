@@ -31,6 +31,11 @@ import pytest
 from course_lib.lab import course_lab as lab
 from course_lib.compile import platforms
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
 pytestmark = pytest.mark.slow      # fresh virtual environments and clones of the course
 
 REPO = Path(__file__).resolve().parents[2]
@@ -190,7 +195,11 @@ def test_the_readme_commands_install_and_open_the_course_in_a_fresh_clone(tmp_pa
     assert commands[0].rstrip().endswith("course-lab")
     # the second runs the tests: what .ci/run does from a clean clone, so only the first runs here
     assert 'pip install -e ".[test]"' in commands[1] and "python -m pytest" in commands[1]
-    assert commands[1].startswith(". .venv/bin/activate")
+    # the tests get a venv of their own: [test] brings nbgrader (an instructor's tool), which must stay out of
+    # the student's .venv, where JupyterLab would grow its menu and course-lab would warn twice (issue 26)
+    assert commands[1].startswith("python3 -m venv .venv-test && . .venv-test/bin/activate")
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert not any("nbgrader" in d or "instructor" in d for d in extras["lab"])
     commands = commands[:1]
     remote = tmp_path / "remote" / "transpose-course"        # a local stand-in for the GitHub repository
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
