@@ -25,19 +25,12 @@ _DIAG = re.compile(r"^(?P<file>.*?)\((?P<line>\d+)\): (?P<kind>error|warning|cat
 def compile_error(source: str, log: str, filename: str, major: int = 13) -> CompileError:
     """Turn NVRTC's log into one readable error: the first error with its caret, then a count.
     ``major`` is the NVRTC version that wrote the log (which header wheels it searches)."""
-    lines = (log or "").splitlines()
-    diags = []
-    for i, text in enumerate(lines):
-        m = _DIAG.match(text)
-        if not m or m["kind"] == "warning":
-            continue
-        line, col = int(m["line"]), None
-        # NVRTC echoes the source line indented by two spaces, then a caret line.
-        if i + 2 < len(lines) and lines[i + 2].strip() == "^":
-            col = lines[i + 2].index("^") - 1
-        diags.append((line, col, m["msg"].strip()))
+    diags, names = _parse(log or "")
+    if not diags and names:
+        return _name_error(source, log, filename, names)
     if not diags:
-        return CompileError(f"NVRTC could not compile {filename}:\n{log.strip()}", log=log)
+        return CompileError(f"NVRTC could not compile {filename}:\n{log.strip()}", log=log,
+                            hint=_log_hint(log))
     line, col, msg = diags[0]
     where = f"{filename}, line {line}" + (f", column {col}" if col else "")
     short = os.path.basename(filename)
@@ -50,9 +43,76 @@ def compile_error(source: str, log: str, filename: str, major: int = 13) -> Comp
         text.append(f"  {len(diags) - 1} more error(s) — {more}")
     src_lines = source.splitlines()
     return CompileError("\n".join(t for t in text if t), diagnostics=diags, log=log,
-                        hint=_hint_for(msg, source, major),
+                        hint=_hint_for(msg, source, major) or GENERAL_HINT,
                         filename=filename, line=None,
                         source_line=src_lines[line - 1] if 0 < line <= len(src_lines) else None)
+
+
+GENERAL_HINT = ("fix the first error first: later ones are often its consequences. Look at the caret, then at "
+                "the end of the line before it (a missing ';', ')' or '}').")
+_NAME_MAP = "__nv_name_map"          # the file NVRTC compiles a program's name expressions in
+_PARSING = "Error in parsing name expression"
+
+
+def _parse(log):
+    """(the source's errors as (line, column, message), the name expressions' errors as
+    (expression, column in it, message)). NVRTC compiles name expressions as lines of its own
+    file, ``__nv_name_map``, whose line numbers are not the source's."""
+    lines = log.splitlines()
+    diags, names = [], []
+    for i, text in enumerate(lines):
+        m = _DIAG.match(text)
+        if not m or m["kind"] == "warning":
+            continue
+        col = None
+        # NVRTC echoes the source line indented by two spaces, then a caret line.
+        if i + 2 < len(lines) and lines[i + 2].strip() == "^":
+            col = lines[i + 2].index("^") - 1
+        if m["file"] != _NAME_MAP:
+            diags.append((int(m["line"]), col, m["msg"].strip()))
+            continue
+        echo = lines[i + 1][2:] if i + 1 < len(lines) else ""
+        expr = echo.split("nv_mangled_name", 1)[-1].strip()
+        offset = echo.find(expr) if expr else -1
+        names.append((expr, col - offset if col and offset >= 0 and col > offset else None, m["msg"].strip()))
+    useful = [n for n in names if not n[2].startswith(_PARSING)]
+    return diags, useful or names
+
+
+def _name_error(source, log, filename, names) -> CompileError:
+    """A name expression (``name_expressions=``, ``-i`` in %%cuda, ``get_function("k<...>")``) that
+    does not compile, shown on the expression itself rather than on a line of the source."""
+    expr, col, msg = names[0]
+    text = [f"the kernel name '{expr}' does not compile: {msg}", f"  name | {expr}"]
+    if col:
+        text.append(" " * (len("  name | ") + col - 1) + "^")
+    base = expr.split("<")[0].strip()
+    params = _template_params(source, base)
+    if "is undefined" in msg and f'"{base}"' in msg:
+        guess = _did_you_mean(base, source)
+        hint = (f"this source has no kernel named '{base}'" + (f"; did you mean '{guess}'?" if guess else ".")
+                + " A name expression names a __global__ template and its arguments, e.g. 'tile<float, 32>'.")
+    else:
+        guess = _hint_for(msg, source) if "is undefined" in msg else None
+        hint = (guess + " " if guess else "") + (
+            f"'{base}' takes template <{params}>: give one C++ type or constant per parameter, in order"
+            if params is not None else
+            "a name expression is a __global__ template with its arguments, e.g. 'tile<float, 32>'") + "."
+    return CompileError("\n".join(text), log=log, hint=hint, filename=filename)
+
+
+def _template_params(source, name) -> str | None:
+    m = re.search(rf"template\s*<([^{{}};]*?)>\s*(?:__\w+__\s+|static\s+|inline\s+)*void\s+{re.escape(name)}\s*\(",
+                  source or "")
+    return " ".join(m[1].split()) if m else None
+
+
+def _log_hint(log) -> str:
+    """A hint for a log without a source line: most often an option NVRTC does not know."""
+    if "option" in (log or "").lower():
+        return ("NVRTC did not accept an option: check its spelling, e.g. -std=c++17, -DNAME=VALUE, "
+                "--use_fast_math, -lineinfo (nvcc-only flags such as -O3 or -arch do not apply).")
+    return GENERAL_HINT
 
 
 def _line_before(source, line, col, filename) -> str:
@@ -78,7 +138,10 @@ CUDA_NAMES = ("threadIdx blockIdx blockDim gridDim warpSize __syncthreads __sync
               "__shfl_down_sync __shfl_xor_sync __shfl_up_sync __ldg atomicAdd atomicSub atomicMax atomicMin "
               "atomicCAS atomicExch float2 float4 int2 int4 double2 make_float2 make_float4 make_int2 "
               "__float2half __half2float size_t printf min max fminf fmaxf sqrtf expf __restrict__ "
-              "__shared__ __global__ __device__ __constant__ __forceinline__ unsigned").split()
+              "__shared__ __global__ __device__ __constant__ __forceinline__ unsigned "
+              # C++'s own words: a misspelt keyword is read as an undefined name (template <typname T>)
+              "typename template class struct const constexpr static_cast reinterpret_cast return "
+              "sizeof int float double char short long bool void auto for while if else").split()
 
 
 def _did_you_mean(name: str, source: str) -> str | None:
