@@ -108,9 +108,12 @@ def _template_params(source, name) -> str | None:
 
 
 def _log_hint(log) -> str:
-    """A hint for a log without a source line: most often an option NVRTC does not know."""
-    if "option" in (log or "").lower():
-        return ("NVRTC did not accept an option: check its spelling, e.g. -std=c++17, -DNAME=VALUE, "
+    """A hint for a log without a source line: an option NVRTC does not take, most often."""
+    low = (log or "").lower()
+    if "macro definition" in low:
+        return "a -D option needs a name, as in -DTILE=32 (or -DDEBUG for 1)."
+    if "option" in low or "command-line error" in low or "nvrtc: error" in low:
+        return ("NVRTC did not accept an option: check its spelling and value, e.g. -std=c++17, -DNAME=VALUE, "
                 "--use_fast_math, -lineinfo (nvcc-only flags such as -O3 or -arch do not apply).")
     return GENERAL_HINT
 
@@ -179,6 +182,16 @@ def _hint_for(msg: str, source: str | None = None, major: int = 13) -> str | Non
         return "the types do not match; check pointer types (float* vs double*) and casts."
     if "too few arguments" in m or "too many arguments" in m:
         return "the call does not match the function's parameter list; count the arguments."
+    if m.endswith("is not a template"):
+        guess = _did_you_mean(msg.split()[0], "template")
+        return (f"did you mean '{guess}'? " if guess else "") + "a template starts: template <typename T, int N>"
+    if "has already been declared" in m or "has already been defined" in m:
+        return "the same name is declared twice in one scope: rename one, or drop the second declaration."
+    if m.startswith("expected a declaration"):
+        return ("outside a function only declarations may stand: look for a '}' that closes the function too "
+                "early, or a statement before the function's '{'.")
+    if "missing closing quote" in m or "unrecognized token" in m:
+        return "a stray character or an unclosed quote: CUDA code has no '\\', '#' or quote outside strings."
     if "cannot open source file" in m:
         name = re.search(r'"([^"]+)"', msg)
         return headers.missing_hint(name[1] if name else "this header", major)

@@ -98,7 +98,8 @@ class Library:
     def _compile(self, source, filename, options, name_expressions, want_cubin, want_ptx=True) -> Output:
         lib = self.handle
         prog = ctypes.c_void_p()
-        _check(lib, lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), filename.encode(), 0, None, None))
+        _check(lib, lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), program_name(filename).encode(),
+                                           0, None, None))
         try:
             for n in name_expressions:
                 _check(lib, lib.nvrtcAddNameExpression(prog, n.encode()))
@@ -167,6 +168,13 @@ def newest(at_most: int | None = None) -> Library:
         except Unavailable as exc:
             reasons.append(str(exc))
     raise Unavailable("; ".join(reasons) or f"no NVRTC for CUDA {at_most} or older is known to the course")
+
+
+def program_name(filename: str) -> str:
+    """The name NVRTC gets for the source. NVRTC reads a name that starts with '-' as a command-line
+    option ("%%cuda --name --use_fast_math" named a cell '--use_fast_math.cu': "invalid option"),
+    so the dashes go; errors still show the caller's filename (``diagnostics``)."""
+    return filename.lstrip("-") or "kernel.cu"
 
 
 def _declare(lib):

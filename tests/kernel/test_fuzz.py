@@ -122,7 +122,14 @@ BODIES = {
     "loop": "    for (int j = i; j < n; j += blockDim.x * gridDim.x)\n        out[j] = in[j] * A + B;\n",
     "shared": "    __shared__ T s[S];\n    if (i < n) s[threadIdx.x] = in[i];\n    __syncthreads();\n"
               "    if (i < n) out[i] = s[threadIdx.x] * A + B;\n",
+    # sized by shared_mem= at launch: too few bytes is an out-of-bounds access
+    "extern": "    extern __shared__ unsigned char raw[];\n    T* s = reinterpret_cast<T*>(raw);\n"
+              "    if (i < n) s[threadIdx.x] = in[i];\n    __syncthreads();\n"
+              "    if (i < n) out[i] = s[threadIdx.x] * A + B;\n",
+    "spin": "    while (n < 0) { }\n    if (i < n) out[i] = in[i] * A + B;\n",          # endless when n < 0
+    "barrier": "    if (i < n) __syncthreads();\n    if (i < n) out[i] = in[i] * A + B;\n",  # some threads skip it
 }
+SAME_AS_IF = ("shared", "extern", "spin", "barrier")
 KEYWORDS = ["template", "typename", "__global__", "__shared__", "__syncthreads", "blockIdx", "threadIdx",
             "blockDim", "gridDim", "int", "void", "return", "if", "for", "const", "float", "double", "unsigned"]
 
@@ -145,7 +152,7 @@ def grammar_kernels(draw):
         src = "__device__ int twice(int x) { return 2 * x; }\n" + src
     return dict(src=src, name=name, get=f"{name}<{ctype}, {a}>" if template else name, template=template,
                 dtype=CTYPES[ctype], const=const,
-                expect=dict(a=a, b=b, guard="if" if guard == "shared" else guard, **{"in": 0, "out": 1, "n": 2}))
+                expect=dict(a=a, b=b, guard="if" if guard in SAME_AS_IF else guard, **{"in": 0, "out": 1, "n": 2}))
 
 
 def _typo(word, draw):
