@@ -6,7 +6,9 @@ NVRTC prints ``file(line): error: message``, echoes the line and puts a caret un
 :func:`compile_error` keeps the first error (later ones are often consequences), names how many
 more there are, shows the line before when a ';' is missing at the end of it, and adds a hint
 for the messages students meet most (a misspelt name: "did you mean"; a write through a const
-pointer; a vector type built from a scalar; a header NVRTC cannot find: which wheel has it, ``headers.py``).
+pointer; a vector type built from a scalar; a header NVRTC cannot find: which wheel has it, ``headers.py``),
+and a general one for the rest. A name expression that does not compile (``k<flot, 3>``; NVRTC
+reports it in a file of its own, ``__nv_name_map``) is shown as itself, with the template's parameters.
 
 This module only words things; it does not compile.
 """
@@ -93,8 +95,9 @@ def _name_error(source, log, filename, names) -> CompileError:
         hint = (f"this source has no kernel named '{base}'" + (f"; did you mean '{guess}'?" if guess else ".")
                 + " A name expression names a __global__ template and its arguments, e.g. 'tile<float, 32>'.")
     else:
-        guess = _hint_for(msg, source) if "is undefined" in msg else None
-        hint = (guess + " " if guess else "") + (
+        ident = re.search(r'"([^"]+)"', msg) if "is undefined" in msg else None
+        guess = _did_you_mean(ident[1], source) if ident else None
+        hint = (f"did you mean '{guess}'? " if guess else "") + (
             f"'{base}' takes template <{params}>: give one C++ type or constant per parameter, in order"
             if params is not None else
             "a name expression is a __global__ template with its arguments, e.g. 'tile<float, 32>'") + "."
