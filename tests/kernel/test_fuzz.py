@@ -1,8 +1,9 @@
 """Property-based fuzz of the public API (issue 26 item 7), slow tier: whatever a student types,
 the answer is a correct result or a course_lib error with a hint, never a crash or a raw exception.
 
-Inputs: kernels from a small grammar of valid CUDA (out[i] = in[i] * A + B under one of five
-guards, plain or a template, five element types) with mutations (a deleted character or token,
+Inputs: kernels from a small grammar of valid CUDA (out[i] = in[i] * A + B in one of eight bodies:
+four bounds guards, static or dynamic shared memory, a barrier some threads skip, an endless loop
+when n < 0; plain or a template; five element types) with mutations (a deleted character or token,
 swapped tokens, a misspelt keyword, a stray character, a repeated line) so that compile errors and
 runtime faults both occur; NVRTC options; name expressions; grids, blocks and dynamic shared memory
 from valid to absurd; argument lists with wrong counts, types, dtypes, layouts and sizes; and
@@ -13,7 +14,8 @@ Every case runs in one child process (``fuzz_worker.py``), so NVRTC segfaulting 
 the example with its input instead of killing pytest; the child is restarted after a crash. The
 simulator's own limits (steps, work) bound each run; the harness only kills a child that answers
 nothing for HANG_S seconds, and reports that as a hang, never as a timing. Examples are
-derandomized so CI sees the same cases; ``COURSE_LIB_FUZZ=500`` explores 500 random ones per test.
+derandomized so CI sees the same cases; ``COURSE_LIB_FUZZ=500`` explores 500 random ones per test,
+``COURSE_LIB_FUZZ_SURVEY=file`` records every answer there instead of stopping at the first failure.
 """
 import json
 import os
