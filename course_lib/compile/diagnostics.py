@@ -27,7 +27,7 @@ _DIAG = re.compile(r"^(?P<file>.*?)\((?P<line>\d+)\): (?P<kind>error|warning|cat
 def compile_error(source: str, log: str, filename: str, major: int = 13) -> CompileError:
     """Turn NVRTC's log into one readable error: the first error with its caret, then a count.
     ``major`` is the NVRTC version that wrote the log (which header wheels it searches)."""
-    diags, names = _parse(log or "")
+    diags, names = _parse(log or "", source.splitlines())
     if not diags and names:
         return _name_error(source, log, filename, names)
     if not diags:
@@ -45,7 +45,7 @@ def compile_error(source: str, log: str, filename: str, major: int = 13) -> Comp
         text.append(f"  {len(diags) - 1} more error(s) — {more}")
     src_lines = source.splitlines()
     return CompileError("\n".join(t for t in text if t), diagnostics=diags, log=log,
-                        hint=_hint_for(msg, source, major) or GENERAL_HINT,
+                        hint=_pasted(source, line, col) or _hint_for(msg, source, major) or GENERAL_HINT,
                         filename=filename, line=None,
                         source_line=src_lines[line - 1] if 0 < line <= len(src_lines) else None)
 
@@ -56,7 +56,7 @@ _NAME_MAP = "__nv_name_map"          # the file NVRTC compiles a program's name 
 _PARSING = "Error in parsing name expression"
 
 
-def _parse(log):
+def _parse(log, source_lines):
     """(the source's errors as (line, column, message), the name expressions' errors as
     (expression, column in it, message)). NVRTC compiles name expressions as lines of its own
     file, ``__nv_name_map``, whose line numbers are not the source's."""
@@ -71,7 +71,7 @@ def _parse(log):
         if i + 2 < len(lines) and lines[i + 2].strip() == "^":
             col = lines[i + 2].index("^") - 1
         if m["file"] != _NAME_MAP:
-            diags.append((int(m["line"]), col, m["msg"].strip()))
+            diags.append((int(m["line"]), _char_column(source_lines, int(m["line"]), col), m["msg"].strip()))
             continue
         echo = lines[i + 1][2:] if i + 1 < len(lines) else ""
         expr = echo.split("nv_mangled_name", 1)[-1].strip()
@@ -79,6 +79,28 @@ def _parse(log):
         names.append((expr, col - offset if col and offset >= 0 and col > offset else None, m["msg"].strip()))
     useful = [n for n in names if not n[2].startswith(_PARSING)]
     return diags, useful or names
+
+
+def _char_column(source_lines, line, col):
+    """NVRTC counts columns in bytes of UTF-8 (its caret sat 3 places right of 'zz' after "/*µµµ*/");
+    the caret excerpt counts characters."""
+    if col is None or not 1 <= line <= len(source_lines):
+        return col
+    raw = source_lines[line - 1].encode("utf-8", "replace")
+    return len(raw[:col - 1].decode("utf-8", "ignore")) + 1
+
+
+def _pasted(source, line, col) -> str | None:
+    """A hint for a character C++ does not have (a curly quote, a dash or a no-break space pasted
+    from a document or slides), naming it."""
+    lines = source.splitlines()
+    if col is None or not 1 <= line <= len(lines) or col > len(lines[line - 1]):
+        return None
+    ch = lines[line - 1][col - 1]
+    if ord(ch) < 128:
+        return None
+    return (f"the character '{ch}' (U+{ord(ch):04X}) is not C++: text copied from a document or slides often "
+            "brings curly quotes, long dashes or no-break spaces; type it again as plain ASCII (\" ' - or a space).")
 
 
 def _name_error(source, log, filename, names) -> CompileError:

@@ -180,7 +180,11 @@ def mutated(draw, src, header=False):
         solid = [i for i in solid if i <= end and "template" in tokens[:i + 1]]
     how = draw(st.sampled_from(["delete_token", "swap_tokens", "typo", "typo"] if header else
                                ["delete_char", "delete_token", "swap_tokens", "typo", "typo", "insert",
-                                "duplicate_line"]))
+                                "duplicate_line", "paste"]))
+    if how == "paste":           # copied from slides or a UTF-16 file; '\ud800' is half a UTF-16 pair
+        i = draw(st.integers(0, len(src)))
+        return src[:i] + draw(st.sampled_from(["\u201c", "\u2019", "\u00a0", "\u2014", "\u00b5", "\x00",
+                                               "\ud800"])) + src[i:]
     if how == "delete_char":
         i = draw(st.integers(0, len(src) - 1))
         return src[:i] + src[i + 1:]

@@ -5,7 +5,10 @@ misleading answer, and now gives a course_lib error that names its real cause, w
   expressions as lines of its own file, ``__nv_name_map``);
 - ``%%cuda --name --use_fast_math`` named the cell ``--use_fast_math.cu``, which NVRTC read as an
   option ("invalid option"); ``-i --name m`` took ``--name`` as the template to instantiate;
-- a launch with block z = 65, an unknown NVRTC option and a bad -D had no hint.
+- a launch with block z = 65, an unknown NVRTC option and a bad -D had no hint;
+- NVRTC counts columns in bytes, so the caret sat right of the error after a 'µ'; a NUL cut the source
+  short silently and half a surrogate pair raised UnicodeEncodeError; a pasted curly quote or no-break
+  space got the general hint.
 """
 import numpy as np
 import pytest
@@ -80,3 +83,26 @@ def test_a_block_too_deep_says_how_to_fix_it():
         fn.check_launch(1, (1, 1, 65), (np.zeros(4, np.float32), 1))
     assert "exceeds the maximum 64" in str(err.value) and "more blocks in the grid" in err.value.hint
 
+
+
+def test_columns_count_characters_and_a_pasted_character_is_named():
+    with pytest.raises(cl.CompileError) as err:
+        cl.RawModule(code="__global__ void k(float* a) {\n    /*\u00b5\u00b5\u00b5*/ a[0] = zz;\n}\n").compile()
+    assert err.value.diagnostics[0][:2] == (2, 20)
+    with pytest.raises(cl.CompileError) as err:
+        cl.RawModule(code="__global__ void k(float* a) {\n    a[0] = \u201c1\u201d;\n}\n").compile()
+    assert "U+201C" in err.value.hint and "plain ASCII" in err.value.hint
+
+
+@pytest.mark.parametrize("where", ["code", "options", "name_expressions", "filename"])
+@pytest.mark.parametrize("char", ["\x00", "\ud800"])
+def test_a_character_nvrtc_cannot_take_is_refused_with_where_it_is(where, char):
+    kw = dict(code=SCALE + "// end" + char + "\n")
+    if where != "code":
+        kw = dict(code=SCALE, **{where: "k" + char + ".cu" if where == "filename" else ["-DX=" + char]})
+    with pytest.raises(cl.CompileError) as err:
+        cl.RawModule(**kw).get_function("scale")
+    assert "NVRTC cannot read" in str(err.value) and "UTF-8" in err.value.hint
+    str(err.value).encode()           # the message prints
+    if where == "code":
+        assert "line 2, column 7" in str(err.value)
