@@ -207,6 +207,12 @@ def _hint_for(msg: str, source: str | None = None, major: int = 13) -> str | Non
         return "the types do not match; check pointer types (float* vs double*) and casts."
     if "too few arguments" in m or "too many arguments" in m:
         return "the call does not match the function's parameter list; count the arguments."
+    if "host functions are not allowed in jit mode" in m:
+        return ("a helper function the kernel calls needs __device__ in front (__host__ __device__ to use it from "
+                "Python's side too): NVRTC compiles only device code.")
+    if "host variables are not allowed in jit mode" in m:
+        return ("a variable outside the kernel needs __device__ or __constant__ (or a constexpr constant), or "
+                "move it into the kernel: NVRTC compiles only device code.")
     if m.endswith("is not a template"):
         guess = _did_you_mean(msg.split()[0], "template")
         return (f"did you mean '{guess}'? " if guess else "") + "a template starts: template <typename T, int N>"

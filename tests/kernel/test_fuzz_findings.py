@@ -106,3 +106,13 @@ def test_a_character_nvrtc_cannot_take_is_refused_with_where_it_is(where, char):
     str(err.value).encode()           # the message prints
     if where == "code":
         assert "line 2, column 7" in str(err.value)
+
+
+@pytest.mark.parametrize("code, says", [
+    ("int twice(int x) { return 2 * x; }\n__global__ void k(int* a) { a[0] = twice(1); }\n", "needs __device__"),
+    ("int table[4];\n__global__ void k(int* a) { a[0] = table[1]; }\n", "__device__ or __constant__"),
+])
+def test_host_code_in_a_kernel_source_says_what_to_mark(code, says):
+    with pytest.raises(cl.CompileError) as err:
+        cl.RawModule(code=code).compile()
+    assert says in err.value.hint
