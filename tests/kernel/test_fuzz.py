@@ -324,3 +324,10 @@ def test_launches_with_random_grids_blocks_shared_memory_and_arguments(worker, c
 @fuzz(60)
 def test_cuda_magic_lines_with_random_flags(worker, case):
     judge(worker, case)
+
+
+def test_the_harness_reports_a_crash_and_goes_on(worker):
+    r = worker.run({"kind": "segfault"})
+    assert r["outcome"] == "crash" and r["rc"] == -11
+    cell = "__global__ void k(float* a) { a[threadIdx.x] = 1; }\n"
+    assert worker.run(dict(kind="magic", line="-q", cell=cell))["outcome"] == "ok"      # a new child
