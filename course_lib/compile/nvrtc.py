@@ -23,7 +23,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ..errors import CompileError, Unavailable
+from ..errors import CompileError, Unavailable, caret_excerpt
 from . import cache, headers, nvrtc_lib, platforms, sass
 from .diagnostics import compile_error
 
@@ -71,6 +71,7 @@ def compile_source(source: str, *, options=(), name_expressions=(), filename="ke
     """Compile with NVRTC. Without ``arch``: for the simulator (PTX, and machine code when it can be
     read). With ``arch`` and ``want_cubin``: a CUBIN for that GPU, from an NVRTC no newer than
     ``max_major`` (the CUDA major version the GPU's driver supports)."""
+    _check_text(source, options, name_expressions, filename)
     note = ""
     if arch is None and not want_cubin:
         note = machine_code_missing()
@@ -96,6 +97,32 @@ def compile_source(source: str, *, options=(), name_expressions=(), filename="ke
         cache.put(key, hit)
     hit.machine_note = note
     return hit
+
+
+_UNREADABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _check_text(source, options, names, filename):
+    """NVRTC takes C strings of UTF-8: a NUL ends one there (the rest of a source would silently
+    vanish: a file saved as UTF-16 is full of them) and half a surrogate pair is no UTF-8 at all
+    (a raw UnicodeEncodeError before). Either is refused with where it is."""
+    m = _UNREADABLE.search(source)
+    if m:
+        i = m.start()
+        line, col = source.count("\n", 0, i) + 1, i - source.rfind("\n", 0, i)
+        raise CompileError(f"the source has a character NVRTC cannot read, {m[0]!r}  ({filename}, line {line}, "
+                           f"column {col})\n"     # shown as '?': the message itself must print
+                           + caret_excerpt(_UNREADABLE.sub("?", source), line, col, os.path.basename(filename)),
+                           filename=filename, hint=_UNREADABLE_HINT)
+    for what, items in (("option", options), ("name expression", names), ("filename", [filename])):
+        bad = next((x for x in items if isinstance(x, str) and _UNREADABLE.search(x)), None)
+        if bad is not None:
+            raise CompileError(f"the {what} {bad!r} has a character NVRTC cannot read, "
+                               f"{_UNREADABLE.search(bad)[0]!r}", filename=filename, hint=_UNREADABLE_HINT)
+
+
+_UNREADABLE_HINT = ("a NUL ('\\x00') or half of a UTF-16 pair: a file saved as UTF-16 (Notepad's 'Unicode') "
+                    "is full of NULs, so save it as UTF-8; otherwise delete the character and type it again.")
 
 
 def machine_code_missing() -> str:

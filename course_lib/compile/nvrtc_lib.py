@@ -30,6 +30,7 @@ from ..errors import Unavailable
 
 MAJORS = (13, 12)                         # newest first
 _WHEEL_FOLDER = {13: "cu13", 12: "cuda_nvrtc"}
+SYNTAX_ONLY = "-fdevice-syntax-only"      # NVRTC >= 12.4: stop after the front end (no PTX made)
 
 
 class Failed(RuntimeError):
@@ -73,10 +74,32 @@ class Library:
         return f"<NVRTC {self.version[0]}.{self.version[1]} at {self.path}>"
 
     def compile(self, source: str, filename: str, options, name_expressions=(), want_cubin=False) -> Output:
-        """PTX (and, when ``options`` name a real ``sm_XY`` and ``want_cubin``, a CUBIN)."""
+        """PTX (and, when ``options`` name a real ``sm_XY`` and ``want_cubin``, a CUBIN).
+
+        With name expressions, the source is first checked alone by the front end: NVRTC 12.9 and 13.0
+        kill the process (SIGSEGV inside nvrtcCompileProgram) when a name expression instantiates a
+        template whose parameter list does not parse (``template <typname T>`` with ``k<float>``).
+        A source that passes alone parses cleanly, so its name expressions are safe to add; one that
+        fails is reported from that check's log, which names only the student's own lines."""
+        if name_expressions:
+            self._front_end_check(source, filename, options)
+        return self._compile(source, filename, options, name_expressions, want_cubin)
+
+    def _front_end_check(self, source, filename, options):
+        """Raise Failed when the source alone does not get through NVRTC's front end."""
+        try:
+            self._compile(source, filename, [*options, SYNTAX_ONLY], (), False, want_ptx=False)
+        except Failed as exc:
+            if SYNTAX_ONLY not in exc.log:
+                raise
+            # an NVRTC too old for the flag (before 12.4): the whole compilation is the check
+            self._compile(source, filename, options, (), False, want_ptx=False)
+
+    def _compile(self, source, filename, options, name_expressions, want_cubin, want_ptx=True) -> Output:
         lib = self.handle
         prog = ctypes.c_void_p()
-        _check(lib, lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), filename.encode(), 0, None, None))
+        _check(lib, lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), program_name(filename).encode(),
+                                           0, None, None))
         try:
             for n in name_expressions:
                 _check(lib, lib.nvrtcAddNameExpression(prog, n.encode()))
@@ -91,7 +114,7 @@ class Library:
                 _check(lib, lib.nvrtcGetLoweredName(prog, n.encode(), ctypes.byref(out)))
                 lowered[n] = out.value.decode()
             cubin = _blob(lib, prog, "CUBIN") if want_cubin else None
-            return Output(_text(_blob(lib, prog, "PTX")), cubin, lowered, log)
+            return Output(_text(_blob(lib, prog, "PTX")) if want_ptx else "", cubin, lowered, log)
         finally:
             lib.nvrtcDestroyProgram(ctypes.byref(prog))
 
@@ -145,6 +168,13 @@ def newest(at_most: int | None = None) -> Library:
         except Unavailable as exc:
             reasons.append(str(exc))
     raise Unavailable("; ".join(reasons) or f"no NVRTC for CUDA {at_most} or older is known to the course")
+
+
+def program_name(filename: str) -> str:
+    """The name NVRTC gets for the source. NVRTC reads a name that starts with '-' as a command-line
+    option ("%%cuda --name --use_fast_math" named a cell '--use_fast_math.cu': "invalid option"),
+    so the dashes go; errors still show the caller's filename (``diagnostics``)."""
+    return filename.lstrip("-") or "kernel.cu"
 
 
 def _declare(lib):

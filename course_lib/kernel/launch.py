@@ -97,13 +97,18 @@ def check_config(grid, block, shared_mem=0, *, static_shared=0, maxntid=None, li
                           hint="use fewer threads per block and let each thread do more work (e.g. 32x8 threads for a 32x32 tile)")
     for axis, (d, mx) in enumerate(zip(b, lim["max_block"])):
         if d > mx:
-            raise LaunchError(f"block dimension {'xyz'[axis]} = {d} exceeds the maximum {mx}")
+            raise LaunchError(f"block dimension {'xyz'[axis]} = {d} exceeds the maximum {mx}",
+                              hint=f"a block is at most {lim['max_block'][0]} x {lim['max_block'][1]} x "
+                                   f"{lim['max_block'][2]} threads (and {lim['max_threads']} in all): put more "
+                                   "blocks in the grid instead")
     for axis, (d, mx) in enumerate(zip(g, lim["max_grid"])):
         if d > mx:
             raise LaunchError(f"grid dimension {'xyz'[axis]} = {d} exceeds the maximum {mx}",
                               hint="put the long dimension on x (up to 2**31-1 blocks), or loop inside the kernel")
     if maxntid is not None and threads > int(np.prod(maxntid)):
-        raise LaunchError(f"{kernel} declares __launch_bounds__({int(np.prod(maxntid))}) but is launched with {threads} threads per block")
+        raise LaunchError(f"{kernel} declares __launch_bounds__({int(np.prod(maxntid))}) but is launched with {threads} threads per block",
+                          hint=f"launch at most {int(np.prod(maxntid))} threads per block, or raise the kernel's "
+                               "__launch_bounds__ (the compiler sized its registers for that many)")
     if isinstance(shared_mem, (bool, np.bool_)) or not _is_integer(shared_mem) or shared_mem < 0:
         raise ArgumentError(f"shared_mem must be an int number of bytes >= 0, not {shared_mem!r}",
                             hint="the bytes of dynamic shared memory per block, e.g. shared_mem=32 * 33 * 4")

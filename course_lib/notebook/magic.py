@@ -75,16 +75,19 @@ def parse_line(line: str) -> dict:
     for w in it:
         try:
             if w in ("-D", "--define"):
-                w = "-D" + next(it)
+                w = "-D" + _value(w, next(it))
             if w.startswith("-D"):
                 key, _, val = w[2:].partition("=")
+                if not key.strip():
+                    raise MagicUsageError(f"%%cuda option {w} defines no name",
+                                          hint="-DNAME=VALUE, e.g. -DTILE=32 (or -DDEBUG for 1)")
                 opts["defines"][key] = val or "1"
             elif w in ("-i", "--instantiate"):
-                opts["instantiate"].append(next(it))
+                opts["instantiate"].append(_value(w, next(it)))
             elif w.startswith("--instantiate="):
                 opts["instantiate"].append(w.split("=", 1)[1])
-            elif w in ("--name", "-n"):
-                opts["name"] = next(it)
+            elif w in ("--name", "-n") or w.startswith("--name="):
+                opts["name"] = _module_name(w, w.split("=", 1)[1] if "=" in w else _value(w, next(it)))
             elif w in ("-q", "--quiet"):
                 opts["quiet"] = True
             elif w.startswith("-"):
@@ -96,6 +99,22 @@ def parse_line(line: str) -> dict:
         except StopIteration:
             raise MagicUsageError(f"%%cuda option {w} needs a value", hint=f"e.g. {w} VALUE") from None
     return opts
+
+
+def _value(option, value):
+    """The value after an option, which is never the next option ("-i --name m" forgot the value)."""
+    if value.startswith("-"):
+        raise MagicUsageError(f"%%cuda option {option} needs a value, but the next word is the option {value}",
+                              hint=f"e.g. {option} " + ("'tile<float, 32>'" if option in ("-i", "--instantiate")
+                                                        else "TILE=32" if option in ("-D", "--define") else "mod"))
+    return value
+
+
+def _module_name(option, value):
+    if not value.isidentifier():
+        raise MagicUsageError(f"%%cuda {option} {value!r}: the module is bound to a Python name, and this is not one",
+                              hint="letters, digits and _, not starting with a digit, e.g. --name tiles")
+    return value
 
 
 def compile_cell(line: str, cell: str) -> tuple[RawModule, dict]:
