@@ -30,10 +30,13 @@ def gpu_arch() -> int:
     return archs.pretended() or gpu.info().arch
 
 
-def reason(fn) -> str | None:
-    """None when this GPU can run `fn`; else the one line that says why the simulator runs it instead."""
+def reason(fn, refusal: CompileError | None = None) -> str | None:
+    """None when this GPU can run `fn`; else the one line that says why the simulator runs it instead
+    (`refusal`: the compiler's answer when a launch already asked it)."""
     if getattr(fn, "_gpu_refused", None) is None:
         try:
+            if refusal is not None:
+                raise refusal
             gpu.device_function(fn)
             fn._gpu_refused = ""
         except CompileError as exc:

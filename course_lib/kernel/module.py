@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import gpu, paths, sim
 from ..compile import headers, nvrtc, ptx, source
-from ..errors import ArgumentError, KernelError, NoGPUError, NotFound, gives_memory_back
+from ..errors import ArgumentError, CompileError, KernelError, NoGPUError, NotFound, gives_memory_back
 from ..sim.progress import Progress
 from . import arch_fallback
 from . import guard as guard_module
@@ -247,11 +247,11 @@ class Function:
             raise NoGPUError(f"no NVIDIA GPU here to launch {self.name} on",
                              hint="use fn.simulate(grid, block, args) to run it in the CPU simulator")
         checked = self.check_launch(grid, block, args, shared_mem, limits=gpu.limits())
-        refused = arch_fallback.reason(self)      # a T4 has no TMA: the simulator runs it, and says so
-        if refused:
-            return arch_fallback.simulate(self, checked, refused)
         guard_module.before_launch(self, checked, guard=guard, stream=stream)
-        return gpu.launch(self, checked, stream)
+        try:
+            return gpu.launch(self, checked, stream)
+        except CompileError as exc:     # this GPU's compiler refuses it (a T4 has no TMA): simulate, say why
+            return arch_fallback.simulate(self, checked, arch_fallback.reason(self, exc))
 
     # ------------------------------------------------------------------ simulator
     @gives_memory_back

@@ -267,7 +267,8 @@ def test_gpu_banner_text(monkeypatch):
     gpu = cl.GPU()
     monkeypatch.setattr(gpu, "copy_gbps", lambda nbytes: 2900.0)
     assert repr(cl.banner(gpu)) == ("GPU: NVIDIA H100 80GB HBM3 (sm_90, 132 SMs) · peak 3352 GB/s (datasheet) · "
-                                    "copy 2900 GB/s measured (87% of peak)")
+                                    "copy 2900 GB/s measured (87% of peak)\n"
+                                    "sm_90 (Hopper: H100, H200): notebooks 00-12 run entirely on this GPU")
 
 
 def test_cell_kernel_runs_through_the_same_backend(ip):
