@@ -67,7 +67,8 @@ def figures(sim_run, *, PAD: int, tile: str, sim=None, shape=(64, 64)) -> list:
     pictures = []
     for op, what in (("st", "row write into the tile"), ("ld", "column read out of the tile")):
         fig = draw.banks(sim_run, op=op)
-        fig.layout.title.text = f"{tile}, PAD={PAD}, {what}<br><sup>{fig.layout.title.text}</sup>"
+        head, _, source = fig.layout.title.text.rpartition("<br>")     # the picture's own title, its source line
+        fig.layout.title.text = f"{tile}, PAD={PAD}, {what}<br><sup>{head}</sup><br>{source}"
         fig.update_layout(width=520, margin=dict(t=75))
         pictures.append(fig)
     return [*pictures, curve(sim, tile, PAD, shape), draw.table({f"{tile}, PAD={PAD}": sim_run})]

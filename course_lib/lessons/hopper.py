@@ -23,6 +23,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..notebook import draw, widgets
+from ..notebook.palette import MAIN, ORANGE
 from ..sim import tma
 from . import rounds
 
@@ -83,7 +84,7 @@ def bank_picture(access: str, mode) -> go.Figure:
     if cost(access, mode) is None:
         fig = go.Figure()
         fig.update_layout(title=f"swizzle {name}: no 16-byte accesses<br><sup>{XOR_CHUNKS[:90]}...</sup>", height=200)
-        return fig
+        return draw.sourced(fig, "computed from the swizzle formula")
     wf, conflicts = cost(access, mode)
     return draw.banks(addresses=addresses(access, mode), width=width_of(access),
                       title=f"swizzle {name}: {ACCESSES[access].split(' (')[0]}<br><sup>{wf} wavefront(s), "
@@ -106,7 +107,7 @@ def layout_picture(mode) -> go.Figure:
     name = next((k for k, v in MODES.items() if v == mode), str(mode))
     fig.update_layout(title=f"swizzle {name}: 16-byte slot of chunk c in row r", yaxis=dict(autorange="reversed"),
                       width=420, height=380, margin=dict(t=60))
-    return fig
+    return draw.sourced(fig, "computed from the swizzle formula (course_lib.sim.tma)")
 
 
 def cost_table() -> draw.HTMLText:
@@ -151,11 +152,12 @@ def timeline(stages: int, tiles: int = 6, copy_us: float = 1.0, work_us: float =
     for r in rows:
         fig.add_trace(go.Bar(y=[r["lane"]], x=[r["end"] - r["start"]], base=[r["start"]], orientation="h",
                              text=r["task"].split()[-1], textposition="inside", showlegend=False,
-                             marker_color="#4c78a8" if r["lane"] == "copies" else "#f58518",
+                             marker_color=MAIN if r["lane"] == "copies" else ORANGE,
+                             marker_pattern_shape="" if r["lane"] == "copies" else "/",
                              hovertext=r["task"]))
     end = max(r["end"] for r in rows)
     fig.update_layout(barmode="overlay", title=f"one block, {tiles} tiles, STAGES = {stages}: done at {end:.1f} us"
-                      f"<br><sup>model: a copy takes {copy_us} us to arrive, a tile's work {work_us} us</sup>",
+                      f"<br><sup>modelled: a copy takes {copy_us} us to arrive, a tile's work {work_us} us</sup>",
                       xaxis_title="microseconds", height=260, width=640, margin=dict(t=70))
     return fig
 

@@ -20,7 +20,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from ..notebook.draw import BAD, MAIN, OK, HTMLText
+from ..notebook.draw import BAD, MAIN, OK, HTMLText, sourced
 from ..teach import exercises
 from ..teach.exercises import Report
 
@@ -37,7 +37,7 @@ def idle(rows: int, cols: int, tile=(32, 32), block=(32, 8)) -> dict:
 
 
 def coverage(rows: int, cols: int, tile=(32, 32), block=(32, 8)) -> go.Figure:
-    """The matrix (blue) and the grid of tiles over it; tiles that stick out are red, and their
+    """The matrix (blue) and the grid of tiles over it; tiles that stick out are vermillion and dotted, and their
     threads outside the matrix must skip their loads and stores (the bounds test)."""
     d = idle(rows, cols, tile, block)
     gx, gy = d["grid"]
@@ -48,18 +48,18 @@ def coverage(rows: int, cols: int, tile=(32, 32), block=(32, 8)) -> go.Figure:
             x0, y0 = bx * tile[0], by * tile[1]
             partial = x0 + tile[0] > cols or y0 + tile[1] > rows
             fig.add_shape(type="rect", x0=x0, y0=y0, x1=x0 + tile[0], y1=y0 + tile[1],
-                          line=dict(color=BAD if partial else OK, width=2))
+                          line=dict(color=BAD if partial else OK, width=2, dash="dot" if partial else "solid"))
     xs = [bx * tile[0] + tile[0] / 2 for by in range(gy) for bx in range(gx)]
     ys = [by * tile[1] + tile[1] / 2 for by in range(gy) for bx in range(gx)]
     labels = [f"({bx},{by})" for by in range(gy) for bx in range(gx)] if gx * gy <= 64 else None
     fig.add_trace(go.Scatter(x=xs, y=ys, text=labels, mode="text", textfont=dict(size=9), hoverinfo="skip"))
     fig.update_layout(
         title=f"{rows} x {cols}: grid {gx} x {gy} = {d['blocks']} blocks, {d['threads']} threads for "
-              f"{d['elements']} elements — {d['idle']:.0%} of the tiles' slots are outside (red tiles)",
+              f"{d['elements']} elements — {d['idle']:.0%} of the tiles' slots are outside (dotted tiles)",
         xaxis=dict(title="column of in", range=[-1, gx * tile[0] + 1], constrain="domain"),
         yaxis=dict(title="row of in", range=[gy * tile[1] + 1, -1], scaleanchor="x"),
         showlegend=False, height=min(620, 200 + 4 * gy * tile[1]), width=min(900, 260 + 4 * gx * tile[0]))
-    return fig
+    return sourced(fig, "computed from the launch's grid and tile (no measurement)")
 
 
 def check_batched(kernel, block=(32, 8), tile=(32, 32), *, batches=None, gpu: bool | None = None,
