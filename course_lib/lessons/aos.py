@@ -88,7 +88,8 @@ def overhead(Is) -> HTMLText:
         plain, g, p1 = words(I, "plain"), words(I, "giles"), words(I, "plus_one")
         body.append([str(I), str(P), str(F), str(plain), str(g), f"{(g - plain) / plain:.1%}", str(p1),
                      f"{(p1 - plain) / plain:.1%}"])
-    return _table("shared words per warp (32 structs of I floats)", cols, body)
+    return _table("shared words per warp (32 structs of I floats)", cols, body).sourced(
+        "computed from the index mappings (arithmetic)")
 
 
 def picture(I: int, mapping: str, title: str | None = None) -> go.Figure:
@@ -173,7 +174,7 @@ def per_warp(runs: dict, op: str = "ld") -> HTMLText:
         code, wf, conflicts = shared_code(getattr(r, "sim", None) or r, op)
         body.append([label, code, f"{wf:g}", f"{conflicts:g}"])
     return _table(f"one warp's shared {what} in the machine code", ["kernel", f"shared {what}", "wavefronts",
-                                                                     "bank conflicts"], body)
+                                                                     "bank conflicts"], body).sourced(SIMULATED)
 
 
 def machine_table(sim, kernel, Is, structs: int = 1024) -> HTMLText:
@@ -193,4 +194,5 @@ def machine_table(sim, kernel, Is, structs: int = 1024) -> HTMLText:
             cells.append(f"{code}: {wf:g}" + (f" ({conflicts:g} conflicts)" if conflicts else ""))
         body.append(cells)
     return _table("one warp's column read: shared loads and their wavefronts",
-                  ["I", "P", "the PTX (4-byte loads)", "machine code, k = i + jI", "machine code, Giles"], body)
+                  ["I", "P", "the PTX (4-byte loads)", "machine code, k = i + jI", "machine code, Giles"],
+                  body).sourced(SIMULATED)

@@ -118,7 +118,8 @@ def cost_table() -> draw.HTMLText:
                    for a in ACCESSES)
     return draw.HTMLText(f"<table><tr><th>wavefronts per request</th>{head}</tr>{body}</table>",
                          "\n".join(f"{a}: " + ", ".join(f"{m} {shown(a, v)}" for m, v in MODES.items())
-                                   for a in ACCESSES))
+                                   for a in ACCESSES)).sourced("simulated (H100 rules): the simulator's bank rules "
+                                                               "on the swizzled addresses")
 
 
 def swizzle_explorer() -> widgets.Explorer:

@@ -82,7 +82,8 @@ def table(launches, gpu: str = "H100", regs: int = REGS) -> HTMLText:
         body.append([la.name, f"{la.block[0]}x{la.block[1]}", f"{la.elements_per_thread:g}", str(n), why,
                      str(n * la.threads), f"{inflight / 1024:.0f} KiB"])
     return _table(f"{gpu}: {SM[gpu]['sms']} SMs, at most {SM[gpu]['threads']} threads and {SM[gpu]['blocks']} "
-                  f"blocks per SM ({regs} registers per thread assumed)", cols, body)
+                  f"blocks per SM ({regs} registers per thread assumed)", cols, body).sourced(
+        f"computed from the {gpu}'s limits (arithmetic, not measured)")
 
 
 def in_flight(launches, measured: dict, gpu: str = "H100") -> HTMLText:

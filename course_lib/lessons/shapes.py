@@ -88,7 +88,7 @@ def shape_table(sim, key: str, shapes, **params):
         body.append([f"{rows}x{c}", f"{d['grid'][0]}x{d['grid'][1]}", str(d["threads"]), f"{d['idle']:.0%}",
                      str(req["ld"]), f"{t.ratio('global', 'ld'):.1f}", str(req["st"]),
                      f"{t.ratio('global', 'st'):.1f}", "yes" if r.correct.ok else "NO"])
-    return _table(f"{key} (32x32 tiles, 32x8 threads), float32, on the simulator", cols, body)
+    return _table(f"{key} (32x32 tiles, 32x8 threads), float32, simulated (H100 rules)", cols, body)
 
 
 def row_pieces(sim, keys, shapes, block=(1, 1)) -> "HTMLText":
@@ -110,5 +110,5 @@ def row_pieces(sim, keys, shapes, block=(1, 1)) -> "HTMLText":
                        for a in np.asarray(r["addresses"]) if (a >= 0).any()]
                 cells += [f"{np.mean([p[0] for p in per]):.2f}", f"{np.mean([p[1] for p in per]):.2f}"]
             body.append([key, f"{rows}x{c}", str(c * 4), *cells])
-    return _table(f"one interior block ({block[0]}, {block[1]}) of each launch, float32, on the simulator: "
+    return _table(f"one interior block ({block[0]}, {block[1]}) of each launch, float32, simulated (H100 rules): "
                   "requests of its warps as 32-byte sectors and 128-byte lines", cols, body)

@@ -64,4 +64,4 @@ def stride_table(runs: dict, label: str = "stride (elements)") -> HTMLText:
     text = "\n".join("  ".join(v.rjust(w) for v, w in zip(r, widths)) for r in [head] + rows)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in r) + "</tr>" for r in rows)
     return HTMLText("<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head)
-                    + f"</tr></thead><tbody>{body}</tbody></table>", text)
+                    + f"</tr></thead><tbody>{body}</tbody></table>", text).sourced(SIMULATED)
