@@ -121,8 +121,8 @@ def picture(I: int, mapping: str, title: str | None = None) -> go.Figure:
                        f"{max(per_col)} wavefront(s)" + (" — conflict-free" if max(per_col) == 1 else ""),
         xaxis=dict(title="field i", dtick=1, range=[-0.6, I - 0.4]),
         yaxis=dict(title="struct j (= lane)", autorange="reversed", dtick=4),
-        height=680, width=max(300, 70 + 40 * I), showlegend=True, margin=dict(b=90),
-        legend=dict(orientation="h", x=0, y=-0.08, yanchor="top"))
+        height=700, width=max(600, 70 + 40 * I), showlegend=True, margin=dict(b=110),
+        legend=dict(orientation="h", x=0, y=-0.12, yanchor="top"))
     return sourced(fig, SIMULATED)
 
 

@@ -35,7 +35,7 @@ def layout(rows: int = 3, cols: int = 4, *, transposed: bool = False) -> go.Figu
     strip = 150 if transposed else 70
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.0, subplot_titles=[
         f"a {rows} x {cols} matrix: element (r, c) sits at offset r * {cols} + c",
-        "memory, offsets 0 .. " + str(n - 1) + (": the numbers below = the order a transpose reads it" if transposed else "")])
+        "memory, offsets 0 .. " + str(n - 1) + (": below, the order a transpose reads it" if transposed else "")])
     r, c = np.divmod(np.arange(n), cols)
     colors = [ROW_COLORS[i % len(ROW_COLORS)] for i in r]
     labels = [f"({i},{j})" for i, j in zip(r, c)]
@@ -67,7 +67,7 @@ def layout(rows: int = 3, cols: int = 4, *, transposed: bool = False) -> go.Figu
                       yaxis=dict(domain=[1 - top / (total - 50), 1]),
                       yaxis2=dict(domain=[0, strip / (total - 50)]))
     fig.layout.annotations[1].y = strip / (total - 50) + 0.02
-    return draw.sourced(fig, "computed from the row-major formula (a picture, not a measurement)")
+    return draw.sourced(fig, "computed from the row-major formula (not measured)")
 
 
 # ------------------------------------------------------------------------------ the loops

@@ -11,6 +11,7 @@ would hide it); a second output is what every front end shows and stores determi
     alt.describe(fig)        # dict(summary, source, tables=[(caption, header, rows)])
     alt.bundle(fig)          # {'text/html': ..., 'text/plain': ...}
     alt.source_of(text)      # the provenance phrase in a title, or None
+    alt.sourced(fig, "simulated (H100 rules)")   # adds it as the title's last line (also draw.sourced)
 
 :class:`TextRenderer` is the plotly renderer ``course_text`` that draw.configure() adds after the
 figure's own renderer; explorers (widgets.View) add the same bundle themselves. This module reads
@@ -41,6 +42,18 @@ def source_of(text) -> str | None:
         if PROVENANCE.search(plain(line)):
             return plain(line)
     return None
+
+
+def sourced(fig, source: str | None):
+    """`fig` (a plotly Figure) with `source`, where its numbers come from, as the title's last line,
+    unless the title already says it. Returns `fig`.
+
+        draw.sourced(fig, "measured on NVIDIA H100 80GB HBM3")
+    """
+    text = fig.layout.title.text or ""
+    if source and not source_of(text):
+        fig.layout.title.text = f"{text}<br><sup>{source}</sup>" if text else f"<sup>{source}</sup>"
+    return fig
 
 
 def _dict(fig) -> dict:

@@ -26,7 +26,8 @@ simulator's own rules (``sim.metrics``), so a picture never disagrees with the m
 :func:`configure` (called by ``course_lib.setup()``) makes notebooks store figures as figure
 JSON only (``application/vnd.plotly.v1+json``, a few kB with the small ``course`` template):
 never plotly.js, never base64 images, each followed by its text alternative (the ``course_text``
-renderer). Plotly's toolbar stands vertically at the right edge, where it covers no title. On Colab it uses Colab's renderer, which loads plotly.js
+renderer). Titles start at the left and plotly's toolbar keeps four buttons at the right, so it
+covers no title line (of its chart or, stacked in an explorer, the next one's). On Colab it uses Colab's renderer, which loads plotly.js
 from a CDN at view time. This module does not run kernels or compute bandwidths.
 """
 from __future__ import annotations
@@ -42,12 +43,13 @@ from ..sim.metrics import pairs_share_address, shared_wavefronts
 from .fit import fit_title  # noqa: F401  (draw.fit_title: part of this module's API)
 from .listing import HTMLText, listing, table  # noqa: F401  (draw.listing, draw.table: part of this module's API)
 from . import alt
+from .alt import sourced  # noqa: F401  (draw.sourced: part of this module's API)
 from .palette import BAD, DASHES, MAIN, OK, PALE, SERIES, SYMBOLS
 
 TEMPLATE = go.layout.Template(layout=dict(
     font=dict(family="Helvetica, Arial, sans-serif", size=12), paper_bgcolor="white",
-    plot_bgcolor="white", margin=dict(l=70, r=40, t=60, b=45), colorway=SERIES,
-    modebar=dict(orientation="v"),      # a horizontal toolbar covers the title (of the next chart, stacked)
+    plot_bgcolor="white", margin=dict(l=70, r=20, t=60, b=45), colorway=SERIES,
+    title=dict(x=0.01, xanchor="left"),     # left: away from plotly's toolbar at the top right
     xaxis=dict(gridcolor="#eee", linecolor="#999", zeroline=False),
     yaxis=dict(gridcolor="#eee", linecolor="#999", zeroline=False)))
 
@@ -60,6 +62,8 @@ def configure(renderer: str | None = None) -> str:
     pio.templates["course"] = TEMPLATE
     pio.templates.default = "course"
     pio.renderers["course_text"] = alt.TextRenderer()
+    for name in NOTEBOOK_RENDERERS & set(pio.renderers):
+        pio.renderers[name].config = {**(pio.renderers[name].config or {}), **TOOLBAR}
     if renderer is None:
         renderer = "colab" if on_colab() else "plotly_mimetype"
     if renderer in NOTEBOOK_RENDERERS:      # in a notebook: the figure, then its text alternative
@@ -68,19 +72,10 @@ def configure(renderer: str | None = None) -> str:
     return renderer
 
 
+TOOLBAR = dict(displaylogo=False, modeBarButtonsToRemove=[   # zoom box, pan, reset, PNG remain
+    "select2d", "lasso2d", "zoomIn2d", "zoomOut2d", "autoScale2d", "toggleSpikelines",
+    "hoverClosestCartesian", "hoverCompareCartesian"])
 NOTEBOOK_RENDERERS = {"plotly_mimetype", "colab", "notebook", "notebook_connected", "jupyterlab", "vscode", "nteract"}
-
-
-def sourced(fig: go.Figure, source: str | None) -> go.Figure:
-    """`fig` with `source` (where its numbers come from) as the title's last line, unless the title
-    already says it. Returns `fig`.
-
-        draw.sourced(fig, "measured on NVIDIA H100 80GB HBM3")
-    """
-    text = fig.layout.title.text or ""
-    if source and not alt.source_of(text):
-        fig.layout.title.text = f"{text}<br><sup>{source}</sup>" if text else f"<sup>{source}</sup>"
-    return fig
 
 
 def on_colab() -> bool:
@@ -228,13 +223,14 @@ def banks(run=None, *, addresses=None, width: int = 4, op: str = "ld", line: int
     fig.update_xaxes(title_text="bank", row=n, col=1)
     ways = max(p["cost"] for p in phases)
     word = {"ld": "load", "st": "store"}.get(op, "access")
-    height = min(900, 130 + n * (60 + 16 * depth)) + 30
-    plot = height - 60 - 75                   # the plot area's pixels (template margin t, this margin b)
+    top = 60 if n == 1 else 100              # phases: room for the subplot titles under the title's lines
+    height = min(900, 130 + n * (60 + 16 * depth)) + 30 + top - 60
+    plot = height - top - 95                  # the plot area's pixels (margins t and b)
     fig.update_layout(
         title=title or f"shared {word} ({width} B), {where}: {wf} wavefront(s), {conflicts} bank conflict(s)"
                        + (f" — {ways}-way" if ways > 1 else " — conflict-free"),
-        showlegend=True, height=height, margin=dict(b=75),
-        legend=dict(orientation="h", x=0, y=-38 / plot, yanchor="top", itemclick=False))
+        showlegend=True, height=height, margin=dict(b=95, t=top),        # the legend under the axis title
+        legend=dict(orientation="h", x=0, y=-60 / plot, yanchor="top", itemclick=False))
     return sourced(fig, source)
 
 
