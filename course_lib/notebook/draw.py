@@ -40,7 +40,7 @@ import plotly.io as pio
 from plotly.subplots import make_subplots
 
 from ..sim.metrics import pairs_share_address, shared_wavefronts
-from .fit import fit_title  # noqa: F401  (draw.fit_title: part of this module's API)
+from .fit import FittedRenderer, fit_title  # noqa: F401  (draw.fit_title: part of this module's API)
 from .listing import HTMLText, listing, table  # noqa: F401  (draw.listing, draw.table: part of this module's API)
 from . import alt
 from .alt import sourced  # noqa: F401  (draw.sourced: part of this module's API)
@@ -55,17 +55,19 @@ TEMPLATE = go.layout.Template(layout=dict(
 
 
 def configure(renderer: str | None = None) -> str:
-    """Small template; figure-JSON-only renderer (Colab: 'colab'). Returns the renderer used.
+    """Small template; figure-JSON-only renderer with fitted titles, then the text alternative
+    (Colab: 'colab', then the text). Returns the renderer used.
 
         draw.configure()          # done by cl.setup(); draw.configure("browser") outside Jupyter
     """
     pio.templates["course"] = TEMPLATE
     pio.templates.default = "course"
     pio.renderers["course_text"] = alt.TextRenderer()
+    pio.renderers["course_plotly"] = FittedRenderer()       # figure JSON, its title fitted (course_lib.fit)
     for name in NOTEBOOK_RENDERERS & set(pio.renderers):
         pio.renderers[name].config = {**(pio.renderers[name].config or {}), **TOOLBAR}
     if renderer is None:
-        renderer = "colab" if on_colab() else "plotly_mimetype"
+        renderer = "colab" if on_colab() else "course_plotly"
     if renderer in NOTEBOOK_RENDERERS:      # in a notebook: the figure, then its text alternative
         renderer += "+course_text"
     pio.renderers.default = renderer
@@ -75,7 +77,7 @@ def configure(renderer: str | None = None) -> str:
 TOOLBAR = dict(displaylogo=False, modeBarButtonsToRemove=[   # zoom box, pan, reset, PNG remain
     "select2d", "lasso2d", "zoomIn2d", "zoomOut2d", "autoScale2d", "toggleSpikelines",
     "hoverClosestCartesian", "hoverCompareCartesian"])
-NOTEBOOK_RENDERERS = {"plotly_mimetype", "colab", "notebook", "notebook_connected", "jupyterlab", "vscode", "nteract"}
+NOTEBOOK_RENDERERS = {"course_plotly", "plotly_mimetype", "colab", "notebook", "notebook_connected", "jupyterlab", "vscode", "nteract"}
 
 
 def on_colab() -> bool:

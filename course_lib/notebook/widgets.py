@@ -125,7 +125,7 @@ class View:
 
         from . import draw, fit
         if isinstance(item, go.Figure):
-            item = fit.fit_title(item)
+            item = fit.fitted(item)
         if _FIGURE_WIDGET and isinstance(item, go.Figure):
             if self.fw is None:
                 self.fw = go.FigureWidget(item)

@@ -78,11 +78,14 @@ def test_the_notebook_renderer_displays_the_text_after_the_figure(monkeypatch):
     monkeypatch.setattr("plotly.io._renderers.ipython_display.display", lambda obj, raw=False, **kw: shown.append(obj))
     old = pio.renderers.default
     try:
-        assert draw.configure() == "plotly_mimetype+course_text"
-        pio.show(draw.sectors(addresses=LANE * 4))
+        assert draw.configure() == "course_plotly+course_text"
+        pio.show(draw.sectors(addresses=LANE * 4 * 8))
     finally:
         pio.renderers.default = old
     assert list(shown[0]) == ["application/vnd.plotly.v1+json"]
+    title = shown[0]["application/vnd.plotly.v1+json"]["layout"]["title"]["text"]
+    assert title.startswith("global store, warp 0: 32 sector(s) for 32 lanes<br><sup>")      # fitted (fit.py)
+    assert shown[0]["application/vnd.plotly.v1+json"]["config"]["displaylogo"] is False
     assert 'class="course-figure-text"' in shown[1]["text/html"]
 
 
