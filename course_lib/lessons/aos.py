@@ -31,6 +31,7 @@ import plotly.graph_objects as go
 
 from ..notebook.alt import SIMULATED
 from ..notebook.draw import BAD, OK, HTMLText, bank_cost, sourced
+from ..notebook.palette import ink
 from .measured import _table
 
 MAPPINGS = {"plain": "k = i + jI", "giles": "Giles: k = n + n/(32F)", "plus_one": "k = i + j(I+1)"}
@@ -114,7 +115,7 @@ def picture(I: int, mapping: str, title: str | None = None) -> go.Figure:
             x=i.ravel()[sel].tolist(), y=j.ravel()[sel].tolist(), text=[str(v) for v in k.ravel()[sel]],
             mode="markers+text", meta="word k", name="shares a bank in its column" if bad else "bank of its own",
             marker=dict(symbol="diamond" if bad else "square", size=22, color=BAD if bad else OK),
-            textfont=dict(size=9, color="white"), hoverinfo="text",
+            textfont=dict(size=9, color=ink(BAD if bad else OK)), hoverinfo="text",
             hovertext=[f"k={a}, bank {b}" for a, b in zip(k.ravel()[sel], bank.ravel()[sel])]))
     fig.update_layout(
         title=title or f"I = {I}, {MAPPINGS[mapping]}: column reads cost "

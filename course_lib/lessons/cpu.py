@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..notebook import draw
-from ..notebook.palette import BAD, CATEGORIES
+from ..notebook.palette import BAD, CATEGORIES, ink
 
 ROW_COLORS = CATEGORIES       # each cell also says its (row, column): the colour is a second cue
 
@@ -40,10 +40,10 @@ def layout(rows: int = 3, cols: int = 4, *, transposed: bool = False) -> go.Figu
     colors = [ROW_COLORS[i % len(ROW_COLORS)] for i in r]
     labels = [f"({i},{j})" for i, j in zip(r, c)]
     fig.add_trace(go.Scatter(x=c.tolist(), y=r.tolist(), text=[f"{lab}<br>@{k}" for k, lab in enumerate(labels)],
-                             mode="markers+text", textfont=dict(color="white", size=10),
+                             mode="markers+text", textfont=dict(color=[ink(c) for c in colors], size=10),
                              marker=dict(symbol="square", size=46, color=colors), hoverinfo="text"), row=1, col=1)
     fig.add_trace(go.Scatter(x=list(range(n)), y=[0] * n, text=labels, mode="markers+text",
-                             textfont=dict(color="white", size=9),
+                             textfont=dict(color=[ink(c) for c in colors], size=9),
                              marker=dict(symbol="square", size=cell - 4, color=colors), hoverinfo="text"), row=2, col=1)
     if transposed:
         order = (c * rows + r).argsort().tolist()    # offsets of in, in the order out is written

@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 
 from ..notebook.alt import SIMULATED
 from ..notebook.draw import HTMLText, sourced
-from ..notebook.palette import CATEGORIES
+from ..notebook.palette import CATEGORIES, ink
 
 WARP_COLORS = CATEGORIES
 WARP_SHAPES = ["square", "circle", "diamond", "hexagon"]    # neighbouring warps differ in shape too
@@ -38,7 +38,7 @@ def block_picture(leader, lane, block, title: str | None = None, source: str = S
         sel = warp == w
         fig.add_trace(go.Scatter(
             x=xs[sel].tolist(), y=ys[sel].tolist(), mode="markers+text" if bx <= 32 else "markers",
-            text=[str(v) for v in lane[sel]], textfont=dict(size=max(6, size // 2 - 1), color="white"),
+            text=[str(v) for v in lane[sel]], textfont=dict(size=max(6, size // 2 - 1), color=ink(WARP_COLORS[int(w) % len(WARP_COLORS)])),
             marker=dict(symbol=WARP_SHAPES[int(w) % len(WARP_SHAPES)], size=size,
                         color=WARP_COLORS[int(w) % len(WARP_COLORS)]),
             name=f"warp {int(w)}", hovertemplate="threadIdx (%{x}, %{y}), lane %{text}<extra>warp " + str(int(w)) + "</extra>"))

@@ -44,7 +44,7 @@ from .fit import FittedRenderer, fit_title  # noqa: F401  (draw.fit_title: part 
 from .listing import HTMLText, listing, table  # noqa: F401  (draw.listing, draw.table: part of this module's API)
 from . import alt
 from .alt import sourced  # noqa: F401  (draw.sourced: part of this module's API)
-from .palette import BAD, DASHES, MAIN, OK, PALE, SERIES, SYMBOLS
+from .palette import BAD, DASHES, MAIN, OK, PALE, SERIES, SYMBOLS, ink
 
 TEMPLATE = go.layout.Template(layout=dict(
     font=dict(family="Helvetica, Arial, sans-serif", size=12), paper_bgcolor="white",
@@ -117,7 +117,7 @@ def _warp(run, addresses, width, space, op, line, warp, nth):
 def _cells(x, y, text, color, name, size=13, symbol="square", legend=False):
     """Square markers on a grid: a heatmap whose stored JSON is a few short lists (a 32 x 32
     heatmap is two thousand lines of notebook JSON)."""
-    return go.Scatter(x=x, y=y, text=text, mode="markers+text", name=name, textfont=dict(size=8, color="white"),
+    return go.Scatter(x=x, y=y, text=text, mode="markers+text", name=name, textfont=dict(size=8, color=ink(color)),
                       marker=dict(symbol=symbol, size=size, color=color), hoverinfo="text+name",
                       showlegend=legend, legendgroup=name, meta="lane(s)")
 

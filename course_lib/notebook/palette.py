@@ -78,6 +78,17 @@ def distance(a: str, b: str, vision: str = "normal") -> float:
     return float(np.linalg.norm(lab(simulate(a, vision)) - lab(simulate(b, vision))))
 
 
+def contrast(a: str, b: str) -> float:
+    """WCAG 2 contrast ratio of two colours (1 to 21; text wants 4.5 or more)."""
+    y = sorted((float(np.array([0.2126, 0.7152, 0.0722]) @ _linear(rgb(c))) for c in (a, b)), reverse=True)
+    return (y[0] + 0.05) / (y[1] + 0.05)
+
+
+def ink(fill: str) -> str:
+    """The text colour (black or white) that reads better on a mark of colour `fill`."""
+    return BLACK if contrast(fill, BLACK) >= contrast(fill, "#ffffff") else "#ffffff"
+
+
 def closest_pair(colors, minimum: float = MIN_DELTA_E) -> tuple | None:
     """The first (a, b, vision, delta E) of `colors` closer than `minimum` in any vision, or None."""
     colors = list(dict.fromkeys(colors))

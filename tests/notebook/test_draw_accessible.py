@@ -100,3 +100,11 @@ def test_explorer_charts_carry_their_text_alternative():
     outs = ex.views[0].out.outputs
     assert "application/vnd.plotly.v1+json" in outs[0]["data"]
     assert "course-figure-text" in outs[1]["data"]["text/html"]
+
+
+def test_text_on_marks_has_enough_contrast():
+    assert palette.contrast("#000000", "#ffffff") == pytest.approx(21)
+    for c in palette.CATEGORIES + palette.SERIES:
+        assert palette.contrast(c, palette.ink(c)) >= 4.5, c        # WCAG AA for text
+    fig = draw.banks(addresses=4 * LANE * 32)
+    assert all(palette.contrast(t.marker.color, t.textfont.color) >= 4.5 for t in fig.data)
