@@ -69,7 +69,7 @@ def figures(sim_run, *, PAD: int, tile: str, sim=None, shape=(64, 64)) -> list:
         fig = draw.banks(sim_run, op=op)
         head, _, source = fig.layout.title.text.rpartition("<br>")     # the picture's own title, its source line
         fig.layout.title.text = f"{tile}, PAD={PAD}, {what}<br><sup>{head}</sup><br>{source}"
-        fig.update_layout(width=520, margin=dict(t=75))
+        fig.update_layout(margin=dict(t=75))        # the explorer's full width: the title fits in fewer lines
         pictures.append(fig)
     return [*pictures, curve(sim, tile, PAD, shape), draw.table({f"{tile}, PAD={PAD}": sim_run})]
 

@@ -74,7 +74,7 @@ def fit_title(fig: go.Figure, chars: int = TITLE_CHARS, sub_chars: int = SUB_CHA
             main, *rest = _wrap(piece, chars)
             lines += [main] + ([f"<sup>{w}</sup>" for w in _wrap(" ".join(rest), sub_chars)] if rest else [])
     subs = sum(line.startswith("<sup>") for line in lines)
-    need = 20 + 22 * (len(lines) - subs) + 15 * subs
+    need = 20 + 22 * (len(lines) - subs) + 20 * subs     # plotly spaces <sup> lines nearly as the title's
     top = next((t for t in (fig.layout.margin.t, fig.layout.template.layout.margin.t) if t is not None), 100)
     fig.layout.title.text = "<br>".join(lines)
     if need > top:
