@@ -57,8 +57,9 @@ def curve(sim, label: str, PAD: int | None = None, shape=(64, 64)) -> go.Figure:
     if PAD is not None:
         fig.add_trace(go.Scatter(x=[PAD, PAD], y=[ld[PAD], st[PAD]], mode="markers", name=f"PAD = {PAD}",
                                  marker=dict(size=16, symbol="circle-open", color="#222", line=dict(width=3))))
-    fig.update_layout(yaxis=dict(rangemode="tozero"), height=400, width=520, showlegend=True,
-                      legend=dict(orientation="h", y=-0.3, yanchor="top"), margin=dict(b=110))
+    # tall enough that the y axis's title stays beside the plot, clear of the title's source line
+    fig.update_layout(yaxis=dict(rangemode="tozero"), height=480, width=520, showlegend=True,
+                      legend=dict(orientation="h", y=-0.25, yanchor="top"), margin=dict(b=110))
     return fig
 
 
