@@ -11,7 +11,7 @@ and reads it column-wise (lane j reads field i of its own struct). Three mapping
 
     from course_lib.lessons import aos
     aos.cost(6, "plain", "read")        # wavefronts per request of the 4-byte accesses, by the simulator's rules
-    aos.picture(6, "plain")             # the shared array: k in each cell, conflicts in red
+    aos.picture(6, "plain")             # the shared array: k in each cell, conflicts as diamonds
     aos.overhead([1, 4, 6, 8, 24])      # words per warp and the padding's share
     aos.machine_table(sim, struct_read, [4, 6, 8])   # what ptxas made of the read, plain and Giles
     aos.per_warp({"plain": run}, "st")  # one warp's shared stores in a run's machine code
@@ -29,7 +29,9 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..notebook.draw import BAD, OK, HTMLText, bank_cost
+from ..notebook.alt import SIMULATED
+from ..notebook.draw import BAD, OK, HTMLText, bank_cost, sourced
+from ..notebook.palette import ink
 from .measured import _table
 
 MAPPINGS = {"plain": "k = i + jI", "giles": "Giles: k = n + n/(32F)", "plus_one": "k = i + j(I+1)"}
@@ -87,13 +89,14 @@ def overhead(Is) -> HTMLText:
         plain, g, p1 = words(I, "plain"), words(I, "giles"), words(I, "plus_one")
         body.append([str(I), str(P), str(F), str(plain), str(g), f"{(g - plain) / plain:.1%}", str(p1),
                      f"{(p1 - plain) / plain:.1%}"])
-    return _table("shared words per warp (32 structs of I floats)", cols, body)
+    return _table("shared words per warp (32 structs of I floats)", cols, body).sourced(
+        "computed from the index mappings (arithmetic)")
 
 
 def picture(I: int, mapping: str, title: str | None = None) -> go.Figure:
     """The warp's shared array as Giles draws it: one row per struct j (lane), one column per
-    field i, each cell labelled with its word k. Red cells share a bank with another cell of
-    their column (a conflict when the warp reads that column)."""
+    field i, each cell labelled with its word k. Vermillion diamonds share a bank with another cell
+    of their column (a conflict when the warp reads that column)."""
     j, i = np.meshgrid(LANES, np.arange(I), indexing="ij")
     k = slot(i + j * I, j, I, mapping)
     bank = k % 32
@@ -103,18 +106,25 @@ def picture(I: int, mapping: str, title: str | None = None) -> go.Figure:
         for r in range(32):
             clash[r, c] = np.any((b == b[r]) & (k[:, c] != k[r, c]))
     per_col = [bank_cost(4 * k[:, c])[0] for c in range(I)]
-    fig = go.Figure(go.Scatter(
-        x=i.ravel().tolist(), y=j.ravel().tolist(), text=[str(v) for v in k.ravel()], mode="markers+text",
-        marker=dict(symbol="square", size=22, color=[BAD if c else OK for c in clash.ravel()]),
-        textfont=dict(size=9, color="white"), hovertext=[f"k={a}, bank {b}" for a, b in zip(k.ravel(), bank.ravel())],
-        hoverinfo="text"))
+    fig = go.Figure()
+    for bad in (False, True):        # vermillion diamonds share a bank: shape and colour say it, and the legend
+        sel = clash.ravel() == bad
+        if not sel.any():
+            continue
+        fig.add_trace(go.Scatter(
+            x=i.ravel()[sel].tolist(), y=j.ravel()[sel].tolist(), text=[str(v) for v in k.ravel()[sel]],
+            mode="markers+text", meta="word k", name="shares a bank in its column" if bad else "bank of its own",
+            marker=dict(symbol="diamond" if bad else "square", size=22, color=BAD if bad else OK),
+            textfont=dict(size=9, color=ink(BAD if bad else OK)), hoverinfo="text",
+            hovertext=[f"k={a}, bank {b}" for a, b in zip(k.ravel()[sel], bank.ravel()[sel])]))
     fig.update_layout(
         title=title or f"I = {I}, {MAPPINGS[mapping]}: column reads cost "
                        f"{max(per_col)} wavefront(s)" + (" — conflict-free" if max(per_col) == 1 else ""),
         xaxis=dict(title="field i", dtick=1, range=[-0.6, I - 0.4]),
         yaxis=dict(title="struct j (= lane)", autorange="reversed", dtick=4),
-        height=640, width=max(260, 70 + 40 * I), showlegend=False)
-    return fig
+        height=700, width=max(600, 70 + 40 * I), showlegend=True, margin=dict(b=110),
+        legend=dict(orientation="h", x=0, y=-0.12, yanchor="top"))
+    return sourced(fig, SIMULATED)
 
 
 def sweep_point(I: int, side: str = "read") -> dict:
@@ -165,7 +175,7 @@ def per_warp(runs: dict, op: str = "ld") -> HTMLText:
         code, wf, conflicts = shared_code(getattr(r, "sim", None) or r, op)
         body.append([label, code, f"{wf:g}", f"{conflicts:g}"])
     return _table(f"one warp's shared {what} in the machine code", ["kernel", f"shared {what}", "wavefronts",
-                                                                     "bank conflicts"], body)
+                                                                     "bank conflicts"], body).sourced(SIMULATED)
 
 
 def machine_table(sim, kernel, Is, structs: int = 1024) -> HTMLText:
@@ -185,4 +195,5 @@ def machine_table(sim, kernel, Is, structs: int = 1024) -> HTMLText:
             cells.append(f"{code}: {wf:g}" + (f" ({conflicts:g} conflicts)" if conflicts else ""))
         body.append(cells)
     return _table("one warp's column read: shared loads and their wavefronts",
-                  ["I", "P", "the PTX (4-byte loads)", "machine code, k = i + jI", "machine code, Giles"], body)
+                  ["I", "P", "the PTX (4-byte loads)", "machine code, k = i + jI", "machine code, Giles"],
+                  body).sourced(SIMULATED)

@@ -57,8 +57,9 @@ def curve(sim, label: str, PAD: int | None = None, shape=(64, 64)) -> go.Figure:
     if PAD is not None:
         fig.add_trace(go.Scatter(x=[PAD, PAD], y=[ld[PAD], st[PAD]], mode="markers", name=f"PAD = {PAD}",
                                  marker=dict(size=16, symbol="circle-open", color="#222", line=dict(width=3))))
-    fig.update_layout(yaxis=dict(rangemode="tozero"), height=400, width=520, showlegend=True,
-                      legend=dict(orientation="h", y=-0.3, yanchor="top"), margin=dict(b=110))
+    # tall enough that the y axis's title stays beside the plot, clear of the title's source line
+    fig.update_layout(yaxis=dict(rangemode="tozero"), height=480, width=520, showlegend=True,
+                      legend=dict(orientation="h", y=-0.25, yanchor="top"), margin=dict(b=110))
     return fig
 
 
@@ -67,8 +68,9 @@ def figures(sim_run, *, PAD: int, tile: str, sim=None, shape=(64, 64)) -> list:
     pictures = []
     for op, what in (("st", "row write into the tile"), ("ld", "column read out of the tile")):
         fig = draw.banks(sim_run, op=op)
-        fig.layout.title.text = f"{tile}, PAD={PAD}, {what}<br><sup>{fig.layout.title.text}</sup>"
-        fig.update_layout(width=520, margin=dict(t=75))
+        head, _, source = fig.layout.title.text.rpartition("<br>")     # the picture's own title, its source line
+        fig.layout.title.text = f"{tile}, PAD={PAD}, {what}<br><sup>{head}</sup><br>{source}"
+        fig.update_layout(margin=dict(t=75))        # the explorer's full width: the title fits in fewer lines
         pictures.append(fig)
     return [*pictures, curve(sim, tile, PAD, shape), draw.table({f"{tile}, PAD={PAD}": sim_run})]
 

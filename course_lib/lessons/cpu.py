@@ -19,7 +19,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-ROW_COLORS = ["#457b9d", "#2a9d8f", "#f4a261", "#e76f51", "#6d597a", "#8ab17d", "#e9c46a", "#264653"]
+from ..notebook import draw
+from ..notebook.palette import BAD, CATEGORIES, ink
+
+ROW_COLORS = CATEGORIES       # each cell also says its (row, column): the colour is a second cue
 
 
 def layout(rows: int = 3, cols: int = 4, *, transposed: bool = False) -> go.Figure:
@@ -32,26 +35,26 @@ def layout(rows: int = 3, cols: int = 4, *, transposed: bool = False) -> go.Figu
     strip = 150 if transposed else 70
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.0, subplot_titles=[
         f"a {rows} x {cols} matrix: element (r, c) sits at offset r * {cols} + c",
-        "memory, offsets 0 .. " + str(n - 1) + (": red = the order a transpose reads it" if transposed else "")])
+        "memory, offsets 0 .. " + str(n - 1) + (": below, the order a transpose reads it" if transposed else "")])
     r, c = np.divmod(np.arange(n), cols)
     colors = [ROW_COLORS[i % len(ROW_COLORS)] for i in r]
     labels = [f"({i},{j})" for i, j in zip(r, c)]
     fig.add_trace(go.Scatter(x=c.tolist(), y=r.tolist(), text=[f"{lab}<br>@{k}" for k, lab in enumerate(labels)],
-                             mode="markers+text", textfont=dict(color="white", size=10),
+                             mode="markers+text", textfont=dict(color=[ink(c) for c in colors], size=10),
                              marker=dict(symbol="square", size=46, color=colors), hoverinfo="text"), row=1, col=1)
     fig.add_trace(go.Scatter(x=list(range(n)), y=[0] * n, text=labels, mode="markers+text",
-                             textfont=dict(color="white", size=9),
+                             textfont=dict(color=[ink(c) for c in colors], size=9),
                              marker=dict(symbol="square", size=cell - 4, color=colors), hoverinfo="text"), row=2, col=1)
     if transposed:
         order = (c * rows + r).argsort().tolist()    # offsets of in, in the order out is written
         step = np.empty(n, int)
         step[order] = np.arange(1, n + 1)
         fig.add_trace(go.Scatter(x=list(range(n)), y=[-0.75] * n, text=[str(k) for k in step], mode="text",
-                                 textfont=dict(color="#e63946", size=12), hoverinfo="skip"), row=2, col=1)
+                                 textfont=dict(color=BAD, size=12), hoverinfo="skip"), row=2, col=1)
         for a, b in zip(order, order[1:]):           # one arc per jump, higher for longer jumps
             h = 0.5 + 0.22 * abs(b - a)
             fig.add_shape(type="path", path=f"M {a},0.45 Q {(a + b) / 2},{h} {b},0.45",
-                          line=dict(color="#e63946", width=1.5), row=2, col=1)
+                          line=dict(color=BAD, width=1.5), row=2, col=1)
     half = width / (2 * 52)                           # matrix: 52 px between neighbours
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
@@ -59,12 +62,12 @@ def layout(rows: int = 3, cols: int = 4, *, transposed: bool = False) -> go.Figu
     fig.update_xaxes(range=[-0.6, n - 0.4], row=2, col=1)
     fig.update_yaxes(range=[rows - 0.5, -0.5], row=1, col=1)
     fig.update_yaxes(range=[-1.1, 0.7 + 0.22 * n] if transposed else [-0.8, 0.8], row=2, col=1)
-    total = top + strip + 110
-    fig.update_layout(showlegend=False, width=width + 40, height=total, margin=dict(l=20, r=20, t=40, b=10),
+    total = top + strip + 130
+    fig.update_layout(showlegend=False, width=width + 40, height=total, margin=dict(l=20, r=40, t=60, b=10),
                       yaxis=dict(domain=[1 - top / (total - 50), 1]),
                       yaxis2=dict(domain=[0, strip / (total - 50)]))
     fig.layout.annotations[1].y = strip / (total - 50) + 0.02
-    return fig
+    return draw.sourced(fig, "computed from the row-major formula (not measured)")
 
 
 # ------------------------------------------------------------------------------ the loops

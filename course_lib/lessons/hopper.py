@@ -27,6 +27,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..notebook import draw, widgets
+from ..notebook.palette import MAIN, ORANGE
 from ..sim import tma
 from . import rounds
 
@@ -91,7 +92,7 @@ def bank_picture(access: str, mode) -> go.Figure:
     if cost(access, mode) is None:
         fig = go.Figure()
         fig.update_layout(title=f"swizzle {name}: no 16-byte accesses<br><sup>{XOR_CHUNKS[:90]}...</sup>", height=200)
-        return fig
+        return draw.sourced(fig, "computed from the swizzle formula")
     wf, conflicts = cost(access, mode)
     return draw.banks(addresses=addresses(access, mode), width=width_of(access),
                       title=f"swizzle {name}: {ACCESSES[access].split(' (')[0]}<br><sup>{wf} wavefront(s), "
@@ -116,7 +117,7 @@ def layout_picture(mode) -> go.Figure:
     fig.update_layout(title=f"swizzle {name}: slot in its 128-byte line of {what} c of box row r"
                             f"<br><sup>box rows of {p} bytes, {p // 16} chunks each</sup>",
                       yaxis=dict(autorange="reversed"), width=420, height=380, margin=dict(t=70))
-    return fig
+    return draw.sourced(fig, "computed from the swizzle formula (course_lib.sim.tma)")
 
 
 def cost_table() -> draw.HTMLText:
@@ -127,7 +128,8 @@ def cost_table() -> draw.HTMLText:
                    for a in ACCESSES)
     return draw.HTMLText(f"<table><tr><th>wavefronts per request</th>{head}</tr>{body}</table>",
                          "\n".join(f"{ACCESSES[a]}: " + ", ".join(f"{m} {shown(a, v)}" for m, v in MODES.items())
-                                   for a in ACCESSES))
+                                   for a in ACCESSES)).sourced("simulated (H100 rules): the simulator's bank rules "
+                                                               "on the swizzled addresses")
 
 
 def swizzle_explorer() -> widgets.Explorer:
@@ -175,11 +177,12 @@ def timeline(stages: int, tiles: int = 6, copy_us: float = 1.0, work_us: float =
     for r in rows:
         fig.add_trace(go.Bar(y=[r["lane"]], x=[r["end"] - r["start"]], base=[r["start"]], orientation="h",
                              text=r["task"].split()[-1], textposition="inside", showlegend=False,
-                             marker_color="#4c78a8" if r["lane"] == "copies" else "#f58518",
+                             marker_color=MAIN if r["lane"] == "copies" else ORANGE,
+                             marker_pattern_shape="" if r["lane"] == "copies" else "/",
                              hovertext=r["task"]))
     end = max(r["end"] for r in rows)
     fig.update_layout(barmode="overlay", title=f"one block, {tiles} tiles, STAGES = {stages}: done at {end:.1f} us"
-                      f"<br><sup>model: a copy takes {copy_us} us to arrive, a tile's work {work_us} us</sup>",
+                      f"<br><sup>modelled: a copy takes {copy_us} us to arrive, a tile's work {work_us} us</sup>",
                       xaxis_title="microseconds", height=260, width=640, margin=dict(t=70))
     return fig
 

@@ -82,7 +82,8 @@ def table(launches, gpu: str = "H100", regs: int = REGS) -> HTMLText:
         body.append([la.name, f"{la.block[0]}x{la.block[1]}", f"{la.elements_per_thread:g}", str(n), why,
                      str(n * la.threads), f"{inflight / 1024:.0f} KiB"])
     return _table(f"{gpu}: {SM[gpu]['sms']} SMs, at most {SM[gpu]['threads']} threads and {SM[gpu]['blocks']} "
-                  f"blocks per SM ({regs} registers per thread assumed)", cols, body)
+                  f"blocks per SM ({regs} registers per thread assumed)", cols, body).sourced(
+        f"computed from the {gpu}'s limits (arithmetic, not measured)")
 
 
 def in_flight(launches, measured: dict, gpu: str = "H100") -> HTMLText:
@@ -169,8 +170,10 @@ def block_rows_figures(xs, ys, TILE: int, **_):
     labels = [p[0] for p in pts]
     bw = draw.sweep(labels, {"modelled H100 GB/s": [round(y["gbps"]) for _, y in pts]},
                     xlabel="block (threads): TILE x BLOCK_ROWS", ylabel="GB/s (MODELLED, not measured)",
-                    title=f"{TILE}x{TILE} padded tile: modelled bandwidth by block shape")
+                    title=f"{TILE}x{TILE} padded tile: modelled bandwidth by block shape",
+                    source="modelled for H100 from simulator counts (course_lib.model), not measured")
     occ = draw.sweep(labels, {"KiB of loads in flight per SM (most)": [round(y["inflight_kb"]) for _, y in pts]},
                      xlabel="block (threads): TILE x BLOCK_ROWS", ylabel="KiB",
-                     title="loads one SM can have requested at once (arithmetic, H100 limits)")
+                     title="loads one SM can have requested at once",
+                     source="computed from the H100's limits (arithmetic, not measured)")
     return [bw, occ]

@@ -63,7 +63,7 @@ def named(run: dict) -> str:
     meta = run.get("meta", {})
     command = re.sub(r"--out \S+", "--out DIR", meta.get("command", "?"))
     rounds = f", {meta['rounds']} rounds" if "rounds" in meta else ""
-    return f"{meta.get('device', '?')}, {meta.get('date', '?')[:10]}, `{command}`{rounds} ({run['path']})"
+    return f"measured on {meta.get('device', '?')}, {meta.get('date', '?')[:10]}, `{command}`{rounds} ({run['path']})"
 
 
 def _missing(run: dict) -> HTMLText:

@@ -20,7 +20,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from ..notebook.draw import BAD, MAIN, OK, HTMLText
+from ..notebook.draw import BAD, MAIN, OK, HTMLText, sourced
 from ..teach import exercises
 from ..teach.exercises import Report
 
@@ -37,7 +37,7 @@ def idle(rows: int, cols: int, tile=(32, 32), block=(32, 8)) -> dict:
 
 
 def coverage(rows: int, cols: int, tile=(32, 32), block=(32, 8)) -> go.Figure:
-    """The matrix (blue) and the grid of tiles over it; tiles that stick out are red, and their
+    """The matrix (blue) and the grid of tiles over it; tiles that stick out are vermillion and dotted, and their
     threads outside the matrix must skip their loads and stores (the bounds test)."""
     d = idle(rows, cols, tile, block)
     gx, gy = d["grid"]
@@ -48,18 +48,18 @@ def coverage(rows: int, cols: int, tile=(32, 32), block=(32, 8)) -> go.Figure:
             x0, y0 = bx * tile[0], by * tile[1]
             partial = x0 + tile[0] > cols or y0 + tile[1] > rows
             fig.add_shape(type="rect", x0=x0, y0=y0, x1=x0 + tile[0], y1=y0 + tile[1],
-                          line=dict(color=BAD if partial else OK, width=2))
+                          line=dict(color=BAD if partial else OK, width=2, dash="dot" if partial else "solid"))
     xs = [bx * tile[0] + tile[0] / 2 for by in range(gy) for bx in range(gx)]
     ys = [by * tile[1] + tile[1] / 2 for by in range(gy) for bx in range(gx)]
     labels = [f"({bx},{by})" for by in range(gy) for bx in range(gx)] if gx * gy <= 64 else None
     fig.add_trace(go.Scatter(x=xs, y=ys, text=labels, mode="text", textfont=dict(size=9), hoverinfo="skip"))
     fig.update_layout(
         title=f"{rows} x {cols}: grid {gx} x {gy} = {d['blocks']} blocks, {d['threads']} threads for "
-              f"{d['elements']} elements — {d['idle']:.0%} of the tiles' slots are outside (red tiles)",
+              f"{d['elements']} elements — {d['idle']:.0%} of the tiles' slots are outside (dotted tiles)",
         xaxis=dict(title="column of in", range=[-1, gx * tile[0] + 1], constrain="domain"),
         yaxis=dict(title="row of in", range=[gy * tile[1] + 1, -1], scaleanchor="x"),
         showlegend=False, height=min(620, 200 + 4 * gy * tile[1]), width=min(900, 260 + 4 * gx * tile[0]))
-    return fig
+    return sourced(fig, "computed from the launch's grid and tile (no measurement)")
 
 
 def check_batched(kernel, block=(32, 8), tile=(32, 32), *, batches=None, gpu: bool | None = None,
@@ -88,7 +88,7 @@ def shape_table(sim, key: str, shapes, **params):
         body.append([f"{rows}x{c}", f"{d['grid'][0]}x{d['grid'][1]}", str(d["threads"]), f"{d['idle']:.0%}",
                      str(req["ld"]), f"{t.ratio('global', 'ld'):.1f}", str(req["st"]),
                      f"{t.ratio('global', 'st'):.1f}", "yes" if r.correct.ok else "NO"])
-    return _table(f"{key} (32x32 tiles, 32x8 threads), float32, on the simulator", cols, body)
+    return _table(f"{key} (32x32 tiles, 32x8 threads), float32, simulated (H100 rules)", cols, body)
 
 
 def row_pieces(sim, keys, shapes, block=(1, 1)) -> "HTMLText":
@@ -110,5 +110,5 @@ def row_pieces(sim, keys, shapes, block=(1, 1)) -> "HTMLText":
                        for a in np.asarray(r["addresses"]) if (a >= 0).any()]
                 cells += [f"{np.mean([p[0] for p in per]):.2f}", f"{np.mean([p[1] for p in per]):.2f}"]
             body.append([key, f"{rows}x{c}", str(c * 4), *cells])
-    return _table(f"one interior block ({block[0]}, {block[1]}) of each launch, float32, on the simulator: "
+    return _table(f"one interior block ({block[0]}, {block[1]}) of each launch, float32, simulated (H100 rules): "
                   "requests of its warps as 32-byte sectors and 128-byte lines", cols, body)

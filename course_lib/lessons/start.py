@@ -77,4 +77,5 @@ def against_ncu(sim, keys=("copy", "naive_row", "tile", "padded"), shape=(256, 2
                      for r in [head] + table)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in r) + "</tr>" for r in table)
     return HTMLText("<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head)
-                    + f"</tr></thead><tbody>{body}</tbody></table>", text)
+                    + f"</tr></thead><tbody>{body}</tbody></table>", text).sourced(
+        f"Nsight Compute's rows measured on an H100 ({path.name}); the simulator's rows simulated (H100 rules) just now")

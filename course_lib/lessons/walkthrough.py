@@ -80,7 +80,8 @@ def memory_lines(run) -> HTMLText:
         body.append([str(r["line"]), code, f"{r['space']} {r['op']} {r['width']} B", str(r["n"]),
                      str(r["requests"]), cost])
     name = getattr(run, "name", None)
-    return _table(f"every memory line of {name}" if name else "every memory line", cols, body)
+    return _table(f"every memory line of {name}" if name else "every memory line", cols, body).sourced(
+        "simulated (H100 rules)")
 
 
 def file_excerpt(name: str, first: str, last: str | None = None) -> HTMLText:

@@ -15,12 +15,15 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
-from ..notebook.draw import HTMLText
+from ..notebook.alt import SIMULATED
+from ..notebook.draw import HTMLText, sourced
+from ..notebook.palette import CATEGORIES, ink
 
-WARP_COLORS = ["#457b9d", "#2a9d8f", "#f4a261", "#e76f51", "#6d597a", "#8ab17d", "#e9c46a", "#264653"]
+WARP_COLORS = CATEGORIES
+WARP_SHAPES = ["square", "circle", "diamond", "hexagon"]    # neighbouring warps differ in shape too
 
 
-def block_picture(leader, lane, block, title: str | None = None) -> go.Figure:
+def block_picture(leader, lane, block, title: str | None = None, source: str = SIMULATED) -> go.Figure:
     """The block's threads as a grid (threadIdx.x across, threadIdx.y down), each labelled with
     its lane and coloured by its warp (threads that share lane 0's thread number share a warp)."""
     bx, by = block
@@ -35,8 +38,9 @@ def block_picture(leader, lane, block, title: str | None = None) -> go.Figure:
         sel = warp == w
         fig.add_trace(go.Scatter(
             x=xs[sel].tolist(), y=ys[sel].tolist(), mode="markers+text" if bx <= 32 else "markers",
-            text=[str(v) for v in lane[sel]], textfont=dict(size=max(6, size // 2 - 1), color="white"),
-            marker=dict(symbol="square", size=size, color=WARP_COLORS[int(w) % len(WARP_COLORS)]),
+            text=[str(v) for v in lane[sel]], textfont=dict(size=max(6, size // 2 - 1), color=ink(WARP_COLORS[int(w) % len(WARP_COLORS)])),
+            marker=dict(symbol=WARP_SHAPES[int(w) % len(WARP_SHAPES)], size=size,
+                        color=WARP_COLORS[int(w) % len(WARP_COLORS)]),
             name=f"warp {int(w)}", hovertemplate="threadIdx (%{x}, %{y}), lane %{text}<extra>warp " + str(int(w)) + "</extra>"))
     n = bx * by
     fig.update_layout(
@@ -45,7 +49,7 @@ def block_picture(leader, lane, block, title: str | None = None) -> go.Figure:
         yaxis=dict(title="threadIdx.y", range=[by - 0.4, -0.6], dtick=max(1, by // 8), showgrid=False),
         width=150 + bx * cell, height=190 + by * cell, margin=dict(b=100),
         legend=dict(orientation="h", y=-60 / (by * cell), yanchor="top"))
-    return fig
+    return sourced(fig, source)
 
 
 def stride_table(runs: dict, label: str = "stride (elements)") -> HTMLText:
@@ -60,4 +64,4 @@ def stride_table(runs: dict, label: str = "stride (elements)") -> HTMLText:
     text = "\n".join("  ".join(v.rjust(w) for v, w in zip(r, widths)) for r in [head] + rows)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in r) + "</tr>" for r in rows)
     return HTMLText("<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head)
-                    + f"</tr></thead><tbody>{body}</tbody></table>", text)
+                    + f"</tr></thead><tbody>{body}</tbody></table>", text).sourced(SIMULATED)

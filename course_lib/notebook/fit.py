@@ -6,8 +6,11 @@ plotly centres a title and never wraps it: a line wider than the chart is cut at
 JupyterLab's default width (a 1280 px window with the file browser open) an output is about 850 px
 wide, and a chart in a narrower window or beside another is less, so lines are kept to about 540 px:
 a long line is broken at ' — ' or a space, and what follows goes on in smaller (<sup>) lines.
-Explorers (course_lib.widgets) fit every figure they show; tests/lab/test_browser.py measures the result
-in a real browser. This module changes layouts only; it draws nothing.
+Explorers (course_lib.widgets) fit every figure they show, and so does the notebook renderer
+``course_plotly`` (:class:`FittedRenderer`, set by draw.configure) for a figure a cell displays; a
+figure with a set width gets lines short enough to stay clear of plotly's toolbar at its top right.
+tests/lab/test_browser.py measures the result in a real browser. This module changes layouts only;
+it draws nothing.
 """
 from __future__ import annotations
 
@@ -15,8 +18,29 @@ import re
 import textwrap
 
 import plotly.graph_objects as go
+from plotly.io._base_renderers import PlotlyRenderer
 
 TITLE_CHARS, SUB_CHARS = 62, 88     # ~540 px at the title's 16.8 px and the <sup> lines' ~12 px
+TOOLBAR_PX = 170                    # plotly's toolbar (four buttons) and the margins beside a title
+
+
+class FittedRenderer(PlotlyRenderer):
+    """plotly's figure-JSON renderer, fitting the title first (see the module docstring)."""
+
+    def to_mimebundle(self, fig_dict):
+        return super().to_mimebundle(fitted(go.Figure(fig_dict)).to_dict())
+
+
+def fitted(fig: go.Figure) -> go.Figure:
+    """fit_title for a notebook: a figure with a set width gets lines that end before the toolbar.
+
+        fit.fitted(aos.picture(4, "plain"))     # 600 px wide: lines of about 49 characters
+    """
+    width = fig.layout.width
+    if not width:
+        return fit_title(fig)
+    room = max(200, width - TOOLBAR_PX)
+    return fit_title(fig, min(TITLE_CHARS, int(room / 8.7)), min(SUB_CHARS, int(room / 6.1)))
 
 
 def _wrap(text: str, chars: int) -> list[str]:
@@ -50,7 +74,7 @@ def fit_title(fig: go.Figure, chars: int = TITLE_CHARS, sub_chars: int = SUB_CHA
             main, *rest = _wrap(piece, chars)
             lines += [main] + ([f"<sup>{w}</sup>" for w in _wrap(" ".join(rest), sub_chars)] if rest else [])
     subs = sum(line.startswith("<sup>") for line in lines)
-    need = 20 + 22 * (len(lines) - subs) + 15 * subs
+    need = 20 + 22 * (len(lines) - subs) + 20 * subs     # plotly spaces <sup> lines nearly as the title's
     top = next((t for t in (fig.layout.margin.t, fig.layout.template.layout.margin.t) if t is not None), 100)
     fig.layout.title.text = "<br>".join(lines)
     if need > top:

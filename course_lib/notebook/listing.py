@@ -30,6 +30,14 @@ class HTMLText:
     def __repr__(self):
         return self.text
 
+    def sourced(self, source: str) -> "HTMLText":
+        """This table with a first line saying where its numbers come from (issue 28), unless its
+        text already says it ("measured on", "simulated", "modelled", "computed from")."""
+        from .alt import PROVENANCE
+        if PROVENANCE.search(self.text):
+            return self
+        return HTMLText(f"<p><i>{html.escape(source)}</i></p>{self.html}", f"{source}\n{self.text}")
+
 
 def _note(rows) -> tuple[str, bool]:
     """'global st: 32.0 sectors/req; shared ld: 32.0 wavefronts/req (32-way)' for one line."""
@@ -108,4 +116,6 @@ def table(runs: dict, *, model_gpu: str | None = None) -> HTMLText:
                      for r in [cols] + rows)
     head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in r) + "</tr>" for r in rows)
-    return HTMLText(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>", text)
+    source = "counts simulated (H100 rules)" + (f"; model GB/s modelled for {model_gpu} from them (course_lib.model), "
+                                                 "not measured" if model_gpu else "")
+    return HTMLText(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>", text).sourced(source)

@@ -23,7 +23,8 @@ changes a control from code (tests); ``start=dict(TILE=32)`` picks the starting 
 Charts live in ``ipywidgets.Output`` areas whose content is replaced on change (as widget state,
 never printed into the cell, so nbval sees only the widget's short text): figure JSON only, no
 extra package, the same in JupyterLab and VS Code. Each chart takes the explorer's full width, one
-under the other, with its title broken into lines that fit (course_lib.fit). On Colab, which shows
+under the other, with its title broken into lines that fit (course_lib.fit) and followed by its
+text alternative (course_lib.notebook.alt). On Colab, which shows
 plotly only as HTML and ships ipywidgets 7, a chart is displayed into its Output area with Colab's
 plotly renderer (HTML that loads plotly.js from a CDN, draw.configure), the way Colab's own widget
 examples fill an Output; ipywidgets 7 and 8 both work. ``use_figure_widget(True)`` switches plotly
@@ -41,6 +42,7 @@ from IPython.display import display
 from traitlets import TraitError
 
 from ..errors import ArgumentError
+from .palette import BAD
 
 _FIGURE_WIDGET = os.environ.get("COURSE_LIB_FIGUREWIDGET", "") == "1"
 
@@ -123,7 +125,7 @@ class View:
 
         from . import draw, fit
         if isinstance(item, go.Figure):
-            item = fit.fit_title(item)
+            item = fit.fitted(item)
         if _FIGURE_WIDGET and isinstance(item, go.Figure):
             if self.fw is None:
                 self.fw = go.FigureWidget(item)
@@ -139,16 +141,21 @@ class View:
                 self.fw.update_layout(item.layout.to_plotly_json(), overwrite=True)
             return
         data, metadata = _bundle(item)
+        shown = [(data, metadata)]
+        if isinstance(item, go.Figure):       # a chart's text alternative follows it (course_lib.notebook.alt)
+            from . import alt
+            shown.append((alt.bundle(item), {}))
         if draw.on_colab():
             # Colab renders an Output's captured display messages (its documented way), not
             # outputs set as state
             self.out.clear_output(wait=True)
             with self.out:
-                display(data, metadata=metadata, raw=True)
+                for d, m in shown:
+                    display(d, metadata=m, raw=True)
             return
         # Set the Output widget's state instead of printing into it: nothing goes to the cell's
         # own output stream, so nbval compares the same outputs whether or not widgets exist.
-        self.out.outputs = ({"output_type": "display_data", "data": data, "metadata": metadata},)
+        self.out.outputs = tuple({"output_type": "display_data", "data": d, "metadata": m} for d, m in shown)
 
 
 class Explorer:
@@ -218,7 +225,7 @@ class Explorer:
             items = self._build(value, params)
             self.value = value
         except Exception as exc:   # a bad combination must not break the explorer
-            self.status.value = f"<span style='color:#e63946'>{type(exc).__name__}: {_short(exc)}</span>"
+            self.status.value = f"<span style='color:{BAD}'>{type(exc).__name__}: {_short(exc)}</span>"
             return
         self.status.value = ""
         self.items = list(items) if isinstance(items, (list, tuple)) else [items]

@@ -446,7 +446,17 @@ def check_banner(page, deadline, shots):
 
 CHART_LAYOUT = """() => {
     const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
-    const charts = [], explorers = [];
+    const charts = [], explorers = [], covered = [];
+    // plotly's toolbar (shown on hover) must not lie over any chart's title, its own or a stacked neighbour's
+    const bars = Array.from(panel.querySelectorAll('.js-plotly-plot .modebar')).map(m => m.getBoundingClientRect())
+                      .filter(b => b.width > 0 && b.height > 0);
+    for (const g of panel.querySelectorAll('.js-plotly-plot .gtitle')) {
+        const t = g.getBoundingClientRect();
+        for (const b of bars)
+            if (b.left < t.right && t.left < b.right && b.top < t.bottom && t.top < b.bottom)
+                covered.push({title: g.textContent, title_px: [t.left, t.top, t.right, t.bottom],
+                              toolbar_px: [b.left, b.top, b.right, b.bottom]});
+    }
     for (const p of panel.querySelectorAll('.js-plotly-plot')) {
         const title = p.querySelector('.gtitle'), svg = p.querySelector('.main-svg');
         if (!title || !svg || !title.textContent.trim()) continue;
@@ -469,7 +479,7 @@ CHART_LAYOUT = """() => {
         explorers.push({explorer: area.getBoundingClientRect().width / out.width,
                         charts: plots.map(w => w / out.width)});
     }
-    return {charts, explorers};
+    return {charts, explorers, covered};
 }"""
 
 
@@ -494,6 +504,7 @@ def test_charts_fit_and_explorers_fill_the_width_at_the_default_window(prefix, b
         clipped = [c for c in layout["charts"] if c["clipped"]]
         assert layout["explorers"], f"{nb.name}: no explorer with a chart after Run All"
         assert not clipped, f"{nb.name}: chart titles clipped at {DEFAULT_WINDOW['width']} px: {clipped}"
+        assert not layout["covered"], f"{nb.name}: plotly's toolbar covers chart titles: {layout['covered']}"
         narrow = [e for e in layout["explorers"] if e["explorer"] < 0.95 or min(e["charts"]) < 0.9]
         assert not narrow, f"{nb.name}: explorers or their charts do not fill the output's width: {narrow}"
 

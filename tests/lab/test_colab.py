@@ -133,7 +133,7 @@ def test_an_explorer_on_colab_with_ipywidgets_7_fills_its_output_with_colabs_plo
             os.environ.update(saved)
     cell = nb.cells[0]
     printed = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
-    assert printed.split() == ["7.7.1", "|", "colab"], printed
+    assert printed.split() == ["7.7.1", "|", "colab+course_text"], printed      # each chart, then its text
     assert not [o for o in cell.outputs if "text/html" in o.get("data", {})], "a chart leaked into the cell's outputs"
     state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     outputs = [m["state"].get("outputs", []) for m in state.values() if m["model_name"] == "OutputModel"]

@@ -138,7 +138,8 @@ def test_aos_overhead_and_pictures():
     text = repr(aos.overhead([5, 32]))
     assert "0.0%" in text and "3.0%" in text
     fig = aos.picture(6, "plain")
-    assert "2 wavefront" in fig.layout.title.text and len(fig.data[0].x) == 32 * 6
+    assert "2 wavefront" in fig.layout.title.text and sum(len(t.x) for t in fig.data) == 32 * 6
+    assert {t.marker.symbol for t in fig.data} <= {"square", "diamond"}     # conflicts by shape, not colour alone
     assert "conflict-free" in aos.picture(6, "giles").layout.title.text
     fig = aos.sweep_figure([4, 6], [aos.sweep_point(4), aos.sweep_point(6)])
     assert [list(t.y) for t in fig.data][0] == [4.0, 2.0]

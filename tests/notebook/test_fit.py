@@ -38,5 +38,5 @@ def test_titles_fit_and_keep_every_word_in_order(title):
 
 
 def test_draw_reexports_it_and_short_titles_stay_as_they_are():
-    fig = draw.sweep([0, 1], {"a": [1, 2]}, title="short")
-    assert draw.fit_title(fig).layout.title.text == "short" and draw.fit_title is fit.fit_title
+    fig = draw.sweep([0, 1], {"a": [1, 2]}, title="short, simulated")      # says its source: nothing added
+    assert draw.fit_title(fig).layout.title.text == "short, simulated" and draw.fit_title is fit.fit_title

@@ -11,7 +11,7 @@ import pytest
 
 import course_lib as cl
 from course_lib.transposes import backend, model
-from course_lib.notebook import draw, magic, widgets
+from course_lib.notebook import draw, magic, palette, widgets
 from course_lib.teach import exercises
 from course_lib.compile import nvrtc
 from course_lib import transposes
@@ -142,7 +142,7 @@ def test_listing_and_table_have_text_and_html(runs):
     lst = draw.listing(runs["naive_row"].sim)
     text, html_ = repr(lst), lst._repr_html_()
     assert "global st: 32.0 sectors/req" in text and "__global__ void naive_row" in text
-    assert "<pre" in html_ and "#e63946" in html_ and len(html_) < 4000
+    assert "<pre" in html_ and palette.BAD in html_ and len(html_) < 4000
     tab = draw.table({k: runs[k] for k in ("tile", "padded")}, model_gpu="H100")
     assert "32.0" in repr(tab) and "<table>" in tab._repr_html_() and "model GB/s (H100)" in repr(tab)
 
