@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import paths
-from ..compile import archs
+from ..compile import archs, source
 from ..errors import CompileError
 from ..notebook import magic
 from ..notebook.capability import STORED, markdown
@@ -89,9 +89,11 @@ def measure(notebooks=None) -> dict:
         rows = {}
         for i, line, body in cells:
             try:
-                rows[f"cell {i}"] = _oldest(magic.compile_cell(line, body)[0])
+                module = magic.compile_cell(line, body)[0]
             except CompileError:         # a cell that shows a compile error on purpose (notebook 00)
                 continue
+            # named by its kernels, not its index: a cell inserted above must not change the table
+            rows[f"cell {', '.join(source.kernels(body)) or i}"] = _oldest(module)
         rows.update({k: kernels[k] for k in sorted(named)})
         lesson = Path(nb).name[:2]
         rows.update({k: r for k, r in kernels.items() if r["lesson"] == lesson})
