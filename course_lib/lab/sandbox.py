@@ -85,6 +85,18 @@ def _ro(path) -> list[str]:
     return ["--ro-bind", str(path), str(path)] if path.exists() else []
 
 
+def _interpreter_dirs() -> list[Path]:
+    """The folders of every link on the way from sys.executable to the interpreter (a venv's python may
+    point outside both prefixes: an image's /usr/local/bin, or a test's stand-in for it)."""
+    hops, p = [], Path(sys.executable)
+    for _ in range(16):
+        hops.append(p.parent.resolve())
+        if not p.is_symlink():
+            break
+        p = p.parent / os.readlink(p)
+    return hops
+
+
 @functools.lru_cache(maxsize=1)
 def _exercises_without_solutions() -> Path:
     """A copy of exercises/ without any solution.cu, made once per process (removed at its exit)."""
@@ -97,7 +109,7 @@ def _exercises_without_solutions() -> Path:
 def _course() -> list[str]:
     """Python, its packages and the course library read-only; the course's kernels without solutions."""
     out = []
-    for d in dict.fromkeys(Path(p).resolve() for p in (sys.base_prefix, sys.prefix)):
+    for d in dict.fromkeys([*(Path(p).resolve() for p in (sys.base_prefix, sys.prefix)), *_interpreter_dirs()]):
         if not any(d.is_relative_to(s) for s in SYSTEM):
             out += _ro(d)
     out += _ro(paths.PACKAGE) + _ro(paths.KERNELS)

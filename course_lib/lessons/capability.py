@@ -6,7 +6,8 @@
 
 For every course kernel (course_lib.transposes' catalog, its default instance) and every ``%%cuda``
 cell of the notebooks, :func:`measure` compiles the source to machine code (NVRTC and ptxas, so
-inline PTX counts too) for each architecture of ``compile.archs.ARCHS``: the oldest architecture from which it compiles for
+inline PTX counts too) for each architecture of ``compile.archs.ARCHS`` (a cell with no Hopper-era
+instruction for the oldest only, which every newer one then compiles too): the oldest architecture from which it compiles for
 every newer one is the one it needs, and the Hopper-era instructions in its PTX (``archs.needs``)
 say why. A notebook needs what its cells and the course kernels it names need. The stored table is
 what README's "Which GPU runs what" and each notebook's banner show; tests/lessons/test_capability.py
@@ -55,14 +56,20 @@ def _cells(nb_path: Path):
     return cells, named
 
 
-def _oldest(module) -> dict:
-    """{'sm': oldest architecture it compiles for (with every newer one), 'why': [...], 'fails': {sm: error}}."""
-    fails = {}
-    for sm in archs.ARCHS:
+def _oldest(module, every: bool = True) -> dict:
+    """{'sm': oldest architecture it compiles for (with every newer one), 'why': [...], 'fails': {sm: error}}.
+    With every=False, source whose sm_90 code uses none of archs.FEATURES is compiled for the oldest
+    architecture only: what compiles there compiles for every newer one (no course cell uses an
+    instruction a newer GPU dropped); a cell that fails there, or uses a feature, gets every architecture."""
+    fails, plain = {}, not archs.used(module.ptx)
+    targets = list(archs.ARCHS) if every or not plain else [archs.OLDEST]
+    for sm in targets:
         try:
             module.cubin_for(sm)       # ptxas too: inline asm (stmatrix) passes NVRTC for any target
         except CompileError as exc:
             fails[sm] = exc.message.splitlines()[0]
+    if not every and plain and fails:
+        return _oldest(module, every=True)
     newer_ok = [sm for sm in archs.ARCHS if all(s not in fails for s in archs.ARCHS if s >= sm)]
     sm = min(newer_ok) if newer_ok else None
     needed, features = archs.needs(module.ptx)
@@ -93,7 +100,7 @@ def measure(notebooks=None) -> dict:
             except CompileError:         # a cell that shows a compile error on purpose (notebook 00)
                 continue
             # named by its kernels, not its index: a cell inserted above must not change the table
-            rows[f"cell {', '.join(source.kernels(body)) or i}"] = _oldest(module)
+            rows[f"cell {', '.join(source.kernels(body)) or i}"] = _oldest(module, every=False)
         rows.update({k: kernels[k] for k in sorted(named)})
         lesson = Path(nb).name[:2]
         rows.update({k: r for k, r in kernels.items() if r["lesson"] == lesson})

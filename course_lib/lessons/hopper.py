@@ -152,7 +152,8 @@ def instruction_mix(runs: dict, ops=("SHFL", "SEL", "LDG", "STG", "LDS", "STS"))
     body = [[k, *(str(c[o]) for o in ops), str(sum(c.values()))] for k, c in counts.items()]
     html_ = ("<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
              + "".join("<tr>" + "".join(f"<td>{x}</td>" for x in row) + "</tr>" for row in body) + "</table>")
-    return draw.HTMLText(html_, "\n".join("  ".join(f"{x:>8}" for x in row) for row in [head, *body]))
+    return draw.HTMLText(html_, "\n".join("  ".join(f"{x:>8}" for x in row) for row in [head, *body])).sourced(
+        "computed from the machine code (NVRTC 13.0's SASS for sm_90)")
 
 
 # ------------------------------------------------------------------------------ pipelining

@@ -16,6 +16,7 @@ register limit never decides here. It computes; it does not run or time kernels.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -177,3 +178,14 @@ def block_rows_figures(xs, ys, TILE: int, **_):
                      title="loads one SM can have requested at once",
                      source="computed from the H100's limits (arithmetic, not measured)")
     return [bw, occ]
+
+
+def memory_order(name: str, run) -> str:
+    """Kernel `name`'s global loads and stores in machine-code order (sm_90 SASS), one per line, without its
+    source lines: what the order of loads and stores says about bytes in flight (notebook 06)."""
+    out = []
+    for line in str(run.listing(view="sass", memory_only=True)).splitlines():
+        m = re.match(r"^\s+([0-9a-f]{4})\s+(?:@!?U?P\w+\s+)?(\S+)[^/]*//\s*(global (?:ld|st)[^;]*)", line)
+        if m:
+            out.append(f"  {m[1]}  {m[2]:<16} {m[3]}")
+    return f"{name}: global loads and stores in program order (SASS, sm_90)\n" + "\n".join(out)

@@ -268,7 +268,12 @@ def test_the_question_the_notebook_shows_comes_from_the_exercise_folder(monkeypa
 
 def test_check_finds_a_solution_shown_above_its_exercise_mistakes_included():
     nb06 = next(p for p in NOTEBOOKS if p.name.startswith("06_"))
-    (found,) = authoring.shown_above(_read(nb06), nb06.name)       # the uninitialized_shared mistake's kernel
+    nb = _read(nb06)
+    assert not authoring.shown_above(nb, nb06.name)                # the slip is shown after the exercise
+    slip = next(i for i, c in enumerate(nb.cells) if 'mistakes.get("uninitialized_shared")' in c.source)
+    ask = next(i for i, c in enumerate(nb.cells) if 'cl.exercises.get("tile_32x8")' in c.source)
+    nb.cells.insert(ask, nb.cells.pop(slip))                        # as it was: the mistake's kernel above it
+    (found,) = authoring.shown_above(nb, nb06.name)
     assert "'tile_32x8'" in found and "mistakes" in found
     body = solutions.solved(solutions.body("shared_tile"))
     nb = _cells("# an explanation", 'cl.exercises.get("shared_tile")', "%%cuda\n" + solutions.stub("shared_tile"),

@@ -22,7 +22,6 @@ lesson = "02"
 kernel = "walk_copy"
 copy = true
 shapes = [[64, 64], [96, 160], [100, 130], [1, 4097], [4097, 1]]
-hidden = [[33, 70]]
 question = """
 ## Exercise: the walk's grid-stride copy
 
@@ -112,10 +111,12 @@ def test_adding_an_exercise_as_section_7_says_in_a_fresh_clone(tmp_path):
     assert "✗ walk_copy" in stored and "hint:" in stored
     # (refresh ran every cell and writes nothing when one fails: nbval on the outputs it just stored would
     # only run the notebook again, 10 s of CI for no new fact)
-    # 6. the nbgrader export: the exercise's autograded cell, its hidden shape
+    # 6. the nbgrader export: the exercise's autograded cell; its hidden shapes are drawn at grading time from
+    # the course's seed, never written into the notebook
     _sh(clone, "python -m course_lib instructor nbgrader --out ../nbgrader 02_warps_and_coalescing.ipynb")
     exported = (tmp_path / "nbgrader" / "source" / NB[:-6] / NB).read_text()
-    assert f'cl.exercises.grade(\\"{KEY}\\"' in exported and "(33, 70)" in exported
+    assert f'cl.exercises.grade(\\"{KEY}\\"' in exported and "HIDDEN" not in exported
+    assert (tmp_path / "nbgrader" / ".course_lib_seed").is_file()
     # 7. the classic bug, and every mutant derived from the solution, are refused in the clone
     probe = (f"from course_lib.teach import exercises as E, mutants, solutions\n"
              f"from course_lib.notebook import magic\n"
