@@ -51,8 +51,11 @@ def _plotly5_as_6(outputs, drop_config):
         figure = out.get("data", {}).get("application/vnd.plotly.v1+json")
         if not isinstance(figure, dict):
             continue
-        if drop_config and figure.get("config") == PLOTLY5_ONLY:
-            del figure["config"]
+        config = figure.get("config")
+        if drop_config and isinstance(config, dict) and config.get("plotlyServerURL") == PLOTLY5_ONLY["plotlyServerURL"]:
+            del config["plotlyServerURL"]            # the course's own config (the toolbar's buttons) stays
+            if not config:
+                del figure["config"]
         # plotly 5 and 6 resolve the course template's margin differently when fit_title grows the top
         # margin for a wrapped title (cosmetic: where the title sits), so the margin is not compared
         if isinstance(figure.get("layout"), dict):
