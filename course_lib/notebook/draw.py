@@ -259,13 +259,15 @@ def bandwidth(results, *, ceiling: float | None = None, device: str | None = Non
             device = device or r.device
     is_measured = all(m for _, _, m in items)
     names, values = [n for n, _, _ in items], [v for _, v, _ in items]
-    text = [f"{v:.0f} GB/s" + (f" ({v / ceiling:.0%} of copy)" if ceiling else "") for v in values]
+    # the ceiling is a device-to-device cudaMemcpy (measured, or modelled), not the course's copy kernel
+    memcpy = "cudaMemcpy" if is_measured else "cudaMemcpy, modelled"
+    text = [f"{v:.0f} GB/s" + (f" ({v / ceiling:.0%} of cudaMemcpy)" if ceiling else "") for v in values]
     fig = go.Figure(go.Bar(x=values, y=names, orientation="h", text=text, textposition="auto",
                            marker=dict(color=[MAIN if m else PALE for _, _, m in items],
                                        pattern=dict(shape=["" if m else "/" for _, _, m in items]))))
     if ceiling:
         fig.add_vline(x=ceiling, line=dict(dash="dash", color=BAD),
-                      annotation_text=f"copy {ceiling:.0f} GB/s", annotation_position="top")
+                      annotation_text=f"{memcpy} {ceiling:.0f} GB/s", annotation_position="top")
     kind = f"measured on {device or 'a GPU'}" if is_measured else \
         f"MODELLED for {device or 'a GPU'} from simulator counts (course_lib.model), not measured"
     fig.update_layout(title=title or f"Effective bandwidth (2 × bytes / time)<br><sup>{kind}</sup>",

@@ -135,7 +135,7 @@ def test_bandwidth_bars_say_modelled_or_measured(runs):
     assert list(fig.data[0].y) == list(runs) and all(s == "/" for s in fig.data[0].marker.pattern.shape)
     measured = draw.bandwidth({"copy": 2900.0, "naive": 900.0}, measured=True, device="NVIDIA H100", ceiling=2900)
     assert "measured on NVIDIA H100" in measured.layout.title.text
-    assert "31% of copy" in measured.data[0].text[1]
+    assert "31% of cudaMemcpy" in measured.data[0].text[1]
 
 
 def test_listing_and_table_have_text_and_html(runs):
