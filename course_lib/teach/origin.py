@@ -56,14 +56,7 @@ def normalized(text: str) -> str:
 
 def bodies(text: str) -> dict[str, str]:
     """{function name: normalized body} of every __global__ / __device__ function defined in `text`."""
-    code, out = source.strip_comments(text), {}
-    for m in _FUNCTION.finditer(code):
-        depth, i = 1, m.end()
-        while depth and i < len(code):
-            depth += {"{": 1, "}": -1}.get(code[i], 0)
-            i += 1
-        out.setdefault(m[1], re.sub(r"\s+", "", code[m.end():i - 1]))
-    return out
+    return {name: re.sub(r"\s+", "", body) for name, body in _raw_bodies(text).items()}
 
 
 def canonical(body: str) -> tuple:
