@@ -81,6 +81,12 @@ def _walk(values, tile, rng) -> list | None:
     return out
 
 
+def _period(values, tile) -> int:
+    """The step that keeps a size's residue modulo `tile` and its multiple of gcd(values): lcm of both."""
+    g = math.gcd(*values)
+    return g * tile // math.gcd(g, tile)
+
+
 def hidden_shapes(ex, seed: str, student: str, assignment: str = "") -> list[tuple]:
     """The shapes exercise `ex` is graded on beyond its own, for one student of one term (`seed`).
     Constraints come from the exercise's shapes: each dimension a multiple of its gcd over ex.shapes
@@ -90,8 +96,17 @@ def hidden_shapes(ex, seed: str, student: str, assignment: str = "") -> list[tup
     rows, cols = [s[-2] for s in ex.shapes], [s[-1] for s in ex.shapes]
     r, c = _walk(rows, ex.tile[1], rng), _walk(cols, ex.tile[0], rng)
     n = max(len(r or ()), len(c or ()), 1)
+    walked_rows = r is not None
     r = [rows[0]] * n if r is None else (r * n)[:n]
     c = [cols[0]] * n if c is None else (c * n)[:n]
+    # a shape the release shows is no hidden test: one more tile's worth (the same residue) instead
+    shown = {tuple(s[-2:]) for s in ex.shapes}
+    for i in range(n):
+        while (r[i], c[i]) in shown:
+            if walked_rows:
+                r[i] += _period(rows, ex.tile[1])
+            else:
+                c[i] += _period(cols, ex.tile[0])
     if len(ex.shapes[0]) == 3:
         return [(2 + rng.randrange(2), *s) for s in zip(r, c)]
     return list(zip(r, c))
