@@ -205,6 +205,19 @@ register(Spec("vec_out", "Padded 32x32 tile, 32x4 threads, one vector store each
               else "TILE must be a multiple of 8 and BLOCK_ROWS divide its stores per row"))
 
 
+def _pieces_check(p, dtype):
+    t, g = p["TILE"], p["G"]
+    if t % 8 or g < 1 or (t // 8) % g or 32 % g:
+        return f"TILE must be a multiple of 8 and G (row groups of 8 per warp) divide both TILE / 8 = {t // 8} and 32"
+    return _max_threads(t * t // 16)
+
+
+register(Spec("pieces", "No tile in shared memory: 8x2 pieces transposed in registers (small matrices of bytes and halves)",
+              "pieces.cu", "pieces<{T}, {TILE}, {G}>", tile=_square, block=lambda p: (32, p["TILE"] ** 2 // 512),
+              defaults=dict(TILE=64, G=8), itemsizes=(1, 2), lesson="10", check=_pieces_check,
+              dtype_defaults=lambda d: {2: dict(TILE=32, G=4)}.get(d.itemsize, {})))
+
+
 # ------------------------------------------------------------------------------------ notebook 12
 # cp.async, the TMA, ldmatrix and shuffles; the TMA kernels take tensor maps (maps=) and refuse
 # shapes whose rows are not whole 16-byte pieces (shapes=)

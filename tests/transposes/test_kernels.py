@@ -80,6 +80,18 @@ def test_vec_out_is_exact_at_every_tile_its_check_allows(params):
             simulate("vec_out", dtype, shape, races=shape == (97, 131), **params)
 
 
+def test_pieces_lanes_run_down_the_rows_so_stores_fill_sectors():
+    """pieces.cu's layout claim: with G = 8 row groups per warp a store instruction fills 64 consecutive
+    bytes of 4 rows of `out` (its loads pay, 8 bytes of 8 rows); G = 1 reads whole sectors and scatters
+    its stores, 8 bytes in each of 32 rows. The kernel comment quotes these counts."""
+    dense, along = simulate("pieces", np.uint8, (1000, 1030)), simulate("pieces", np.uint8, (1000, 1030), G=1)
+    assert round(per_request(dense, "global", "st"), 1) == 10.8 and round(per_request(dense, "global", "ld"), 1) == 9.3
+    assert round(per_request(along, "global", "st"), 1) == 30.3 and round(per_request(along, "global", "ld"), 1) == 2.8
+    for dtype in (np.uint8, np.float16):         # odd cols, rows % 8 != 0, a piece past the edge: element by element
+        for shape, params in (((97, 131), {}), ((1, 300), {}), ((300, 1), {}), ((40, 66), dict(TILE=32, G=4))):
+            simulate("pieces", dtype, shape, races=shape == (97, 131), **params)
+
+
 def test_unknown_parameter_and_bad_tile_are_explained():
     with pytest.raises(cl.ArgumentError, match="has no parameter"):
         transposes.kernel("rect", PADDING=1)
