@@ -28,6 +28,10 @@
 #                    spread) -> rounds_prose.json
 #         blocks     benchmarks/rounds.py blocks: CUDA_Freshman's block shapes, notebook 06's BLOCK_ROWS,
 #                    5 rounds -> rounds_blocks.json
+#         inductor   benchmarks/inductor_kernel.py: torch.compile's Triton kernel for 1000 x 1030 u8/f16/f32,
+#                    its grid, block and elements per thread -> inductor.json, inductor_*.py
+#         small      benchmarks/rounds.py small: 1000 x 1030 bytes and halves over tiles, blocks and the
+#                    register variant, SMALL_ROUNDS rounds (3), SMALL_KERNELS to choose -> rounds_small.json
 #
 #     OUT=DIR bash benchmarks/gpu_session.sh env latency prose blocks     # notebooks' measurements, < 9 min
 #
@@ -89,6 +93,9 @@ print('simulator counts', 'the PTX: ' + m if m else 'the machine code (NVRTC 13 
     latency) step latency 60 python3 benchmarks/latency.py --out "$OUT" ;;
     prose) step prose 350 python3 benchmarks/rounds.py prose --out "$OUT" --budget 320 ;;
     blocks) step blocks 90 python3 benchmarks/rounds.py blocks --out "$OUT" --budget 70 ;;
+    inductor) TRITON_PRINT_AUTOTUNING=1 step inductor 180 python3 benchmarks/inductor_kernel.py --dtype u8,f16,f32 --out "$OUT" ;;
+    small) step small 420 python3 benchmarks/rounds.py small --out "$OUT" --rounds "${SMALL_ROUNDS:-3}" --budget 380 \
+               ${SMALL_KERNELS:+--kernel "$SMALL_KERNELS"} ;;
     *) echo "unknown step $s"; exit 2 ;;
     esac
 done

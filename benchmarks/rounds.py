@@ -6,6 +6,8 @@
                                                      # BLOCK_ROWS sweep, 8192^2 and 4096^2 floats (~1 min)
     python benchmarks/rounds.py hopper --out DIR     # notebook 12: its kernels beside the leaders, every case
     python benchmarks/rounds.py prose --dtype f64 --size 8192 --rounds 5 --out DIR     # a subset
+    python benchmarks/rounds.py small --out DIR      # 1000 x 1030 bytes and halves: tiles and blocks (issue 28)
+    python benchmarks/rounds.py small --kernel vec_out,fast --out DIR    # the preset's cases, these kernels
     python benchmarks/rounds.py --list prose         # the cases of a preset, anywhere
 
 A sentence that says one kernel is faster than another, first, or a new leader needs more than
@@ -43,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import transpose as tr  # noqa: E402  (benchmarks/transpose.py)
 from course_lib import gpu, transposes  # noqa: E402
 
-CORE = ["copy", "copy_shared", "padded_32x8", "padded_32x16", "swizzle", "packed", "vec64", "fast", "warp",
+CORE = ["copy", "copy_shared", "padded_32x8", "padded_32x16", "swizzle", "packed", "vec64", "fast", "warp", "pieces",
         "sector", "vec_out"]
 MISALIGNED_ONLY = ["warp_pipe"]            # notebook 10's refuted prefetch, on 8191 x 8193
 BLOCKS = [(32, 32), (32, 16), (32, 8), (16, 16), (16, 8), (8, 8)]
@@ -86,14 +88,34 @@ def hopper_cases(dtypes, sizes):
             for d in dtypes for size in sizes]
 
 
+# issue 28: the small byte and half matrices where torch.compile led or drew (1000 x 1030): the shape's
+# kernels over tiles, block rows and paddings, and fast.cu with tiles small enough to fill 132 SMs
+SMALL = ["copy", "copy_shared", "vec_out", "packed", "padded_32x8", "sector"]
+SMALL += [f"vec_out[TILE={t};BLOCK_ROWS={r};PAD={p}]" for t, rows in ((32, (1, 2)), (64, (1, 2, 4, 8)), (128, (2, 4, 8)))
+          for r in rows for p in (2, 4, 8)]
+SMALL += [f"fast[TR={tr};TC={tc};THREADS={n}]" for tr, tc in ((32, 64), (64, 64), (32, 128), (64, 128))
+          for n in (64, 128, 256)]
+# an A/B candidate without shared memory (benchmarks/variants/vec_reg.cu: 8 x 2 pieces moved in registers)
+REG = "reg=vec_out@" + str(Path(__file__).resolve().parent / "variants" / "vec_reg.cu")
+SMALL += [f"reg[TILE={t};BLOCK_ROWS={r};PAD={g}]" for t, r in ((32, 2), (64, 4)) for g in (1, 2, 4, 8) if g <= t // 8]
+SMALL += [f"reg[TILE={t};BLOCK_ROWS={r};PAD={16 + g}]" for t, r in ((32, 4), (64, 8)) for g in (1, 2, 4)]
+
+
+def small_cases(dtypes, sizes):
+    tr.register_variant(REG)
+    return [(d, size, SMALL, True) for d in dtypes for size in sizes]
+
+
 PRESETS = {"prose": (prose_cases, list(tr.DTYPES), tr.SIZES),
+           "small": (small_cases, ["u8", "f16"], [(1000, 1030)]),
            "blocks": (block_cases, ["f32"], [(8192, 8192), (4096, 4096)]),
            "hopper": (hopper_cases, list(tr.DTYPES), tr.SIZES)}
 
 
 def _moves(key, dtype_key):
     """Does course kernel `key` move elements of this dtype (its spec's element sizes)?"""
-    return np.dtype(tr.DTYPES[dtype_key]).itemsize in transposes.SPECS[key].itemsizes
+    spec = transposes.SPECS.get(key) or transposes.DEMOS[key]
+    return np.dtype(tr.DTYPES[dtype_key]).itemsize in spec.itemsizes
 
 
 def summarize(values):
@@ -160,6 +182,8 @@ def main(argv=None):
     p.add_argument("--dtype", default=None, help="f32,f64,f16,u8: only these (default: the preset's)")
     p.add_argument("--size", type=tr.parse_sizes, default=None, help="only these sizes, e.g. 8192,8191x8193")
     p.add_argument("--budget", type=float, default=None, help="seconds: start no round that would end after it")
+    p.add_argument("--kernel", default=None, help="these kernel labels instead of the preset's, e.g. "
+                   "'vec_out,vec_out[TILE=64;BLOCK_ROWS=4;PAD=4]' (the preset's libraries stay)")
     p.add_argument("--list", action="store_true", help="print the cases and exit")
     args = p.parse_args(argv)
     make, dtypes, sizes = PRESETS[args.preset]
@@ -169,6 +193,9 @@ def main(argv=None):
     if args.rounds < 1:
         p.error("--rounds must be at least 1")
     cases = make(dtypes, args.size or sizes)
+    if args.kernel:
+        cases = [(d, size, [lab for lab in args.kernel.split(",") if _moves(tr.parse_kernels(lab)[0][1], d)], libs)
+                 for d, size, _, libs in cases]
     if args.list:
         for d, (rows, cols), labels, libs in cases:
             print(f"{d} {rows}x{cols}: {', '.join(labels)}" + (" + libraries" if libs else ""))

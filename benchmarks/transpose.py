@@ -60,6 +60,19 @@ def parse_kernels(text):
     return out
 
 
+def register_variant(text):
+    """'NAME=KEY@FILE': course kernel KEY's spec (template, tile, block) compiled from FILE, as NAME
+    (in transposes.DEMOS). False when KEY or FILE does not exist."""
+    import dataclasses
+    name, _, rest = text.partition("=")
+    key, _, file = rest.partition("@")
+    if not (name and key in transposes.SPECS and Path(file).exists()):
+        return False
+    transposes.register(dataclasses.replace(transposes.SPECS[key], key=name, file=str(Path(file).resolve())),
+                        transposes.DEMOS)
+    return True
+
+
 def parse_sizes(text):
     sizes = []
     for part in text.split(","):
@@ -237,13 +250,8 @@ def main(argv=None):
                    help="register NAME: course kernel KEY's template compiled from FILE (an A/B of a change)")
     args = p.parse_args(argv)
     for v in args.variant:
-        name, _, rest = v.partition("=")
-        key, _, file = rest.partition("@")
-        if not (name and key in transposes.SPECS and Path(file).exists()):
+        if not register_variant(v):
             p.error(f"--variant {v!r}: want NAME=KEY@FILE with a course kernel KEY and an existing FILE")
-        import dataclasses
-        transposes.register(dataclasses.replace(transposes.SPECS[key], key=name, file=str(Path(file).resolve())),
-                            transposes.DEMOS)
     dtypes = list(DTYPES) if args.dtype == "all" else [d.strip() for d in args.dtype.split(",")]
     if any(d not in DTYPES for d in dtypes):
         p.error(f"--dtype takes {', '.join(DTYPES)} or all")
