@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compile.ptx import TYPES
+from ...compile.ptx import TYPES
 
 SENTINEL = np.iinfo(np.int64).max
 
