@@ -39,8 +39,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
 from course_lib import RawModule, transposes  # noqa: E402
-from course_lib.sim.async_result import SHARED_BY_BLOCKS_NOTE  # noqa: E402
-from course_lib.sim.metrics import METRIC_NAMES  # noqa: E402
+from course_lib.sim.results.async_result import SHARED_BY_BLOCKS_NOTE  # noqa: E402
+from course_lib.sim.results.metrics import METRIC_NAMES  # noqa: E402
 
 METRICS = list(METRIC_NAMES.values())
 SHAPES = [(256, 256), (100, 130), (1, 300)]

@@ -20,7 +20,8 @@ kernels and backends), ``teach`` and ``notebook`` (exercises, drawing, %%cuda), 
 ``lab`` (one module per notebook; course-lab and the instructor's tools).
 
 Modules the wings moved keep their old import path for one release (``MOVED``): ``import
-course_lib.widgets`` gives ``course_lib.notebook.widgets`` with a DeprecationWarning naming it.
+course_lib.widgets`` gives ``course_lib.notebook.widgets`` with a DeprecationWarning naming it, and
+``import course_lib.sim.tma`` gives ``course_lib.sim.movement.tma`` (``course_lib.sim.MOVED``).
 """
 import importlib
 import importlib.abc
@@ -43,7 +44,8 @@ from .errors import (
 )
 from .gpu import available as gpu_available
 from .kernel.module import Function, KernelNotFound, RawModule
-from .sim.tma import TensorMap
+from .sim import MOVED as _SIM_MOVED
+from .sim.movement.tma import TensorMap
 from .transposes.backend import GPU, Result, Simulator, default_backend
 
 __all__ = ["RawModule", "Function", "KernelError", "CompileError", "LaunchError", "ArgumentError",
@@ -87,6 +89,7 @@ MOVED = {
     "sass": "compile.sass", "solutions": "teach.solutions", "stored": "lab.stored", "verify": "transposes.verify",
     "widgets": "notebook.widgets", "workcopy": "lab.workcopy",
 }
+MOVED.update({f"sim.{old}": f"sim.{new}" for old, new in _SIM_MOVED.items()})   # sim's subpackages, 2026-11
 
 
 class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):

@@ -76,7 +76,7 @@ def prepare(fn, launch):
         p = fn.signature[i] if fn.signature and i < len(fn.signature) else None
         if isinstance(a, np.ndarray):
             dev_args.append(on_device(a, p is None or not p.const))
-        elif hasattr(a, "driver_args"):                # a TensorMap (sim/tma.py): the driver encodes it
+        elif hasattr(a, "driver_args"):                # a TensorMap (sim/movement/tma.py): the driver encodes it
             d = on_device(a.array, bool(getattr(getattr(a.array, "flags", None), "writeable", True)))
             dev_args.append(tensor_map.as_kernel_argument(tensor_map.encode_tiled(**a.driver_args(d.data.ptr))))
         else:

@@ -10,7 +10,7 @@ Why ctypes on libcuda and not cuda-python: the driver library is what every CUDA
 the 128 bytes belongs to the driver; only the Tensor Memory Accelerator reads them. Dimensions
 are given innermost first (columns, then rows), ``strides`` in bytes for every dimension but
 the first, as the driver takes them. Checking the arguments is the caller's business
-(``sim/tma.py`` checks them the same way for both backends, so a map the simulator accepts is
+(``sim/movement/tma.py`` checks them the same way for both backends, so a map the simulator accepts is
 one the driver accepts); a status the driver still refuses becomes a LaunchError naming it.
 This module does not launch anything.
 """

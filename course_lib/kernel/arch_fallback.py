@@ -20,7 +20,7 @@ import numpy as np
 from .. import gpu
 from ..compile import archs
 from ..errors import CompileError
-from ..sim.tma import TensorMap
+from ..sim.movement.tma import TensorMap
 
 _NOTED: set = set()
 

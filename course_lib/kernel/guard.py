@@ -36,8 +36,8 @@ import numpy as np
 
 from ..errors import BarrierError, KernelError, KernelTrap, MemoryAccessError, SimulationLimit
 from ..sim.executor import Program
-from ..sim.memory import GlobalMemory
-from ..sim.tma import TensorMap
+from ..sim.movement.tma import TensorMap
+from ..sim.spaces.memory import GlobalMemory
 from .launch import Launch
 
 ENABLED = os.environ.get("COURSE_LIB_GUARD", "1").lower() not in ("0", "off", "false", "no")

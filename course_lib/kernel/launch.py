@@ -18,7 +18,7 @@ import numpy as np
 
 from ..compile.source import Param
 from ..errors import ArgumentError, LaunchError
-from ..sim.tma import TensorMap
+from ..sim.movement.tma import TensorMap
 
 # What the simulator assumes when there is no GPU to ask: an H100's limits.
 DEFAULT_LIMITS = dict(max_threads=1024, max_block=(1024, 1024, 64), max_grid=(2**31 - 1, 65535, 65535),

@@ -11,7 +11,7 @@ swizzle explorer, and the pipeline-depth explorer.
     hopper.tma_vs_best(rounds.load(hopper.RUN))   # the H100's run: best TMA kernel against the best other one
     hopper.instruction_mix({"shuffle": run})  # machine instructions per thread, by opcode, from the SASS listing
 
-The swizzle is the simulator's own (``sim.tma.swizzled``, checked against an H100's TMA), and the
+The swizzle is the simulator's own (``sim.movement.tma.swizzled``, checked against an H100's TMA), and the
 costs are the simulator's metrics rules (``draw.bank_cost``), so the pictures say what Nsight Compute
 would count. The pipeline timeline is a model with two numbers (how long a tile's copy takes to
 arrive, how long the block works on a tile), not a measurement; the H100's measurements are read
@@ -28,7 +28,7 @@ import plotly.graph_objects as go
 
 from ..notebook import draw, widgets
 from ..notebook.palette import MAIN, ORANGE
-from ..sim import tma
+from ..sim.movement import tma
 from . import rounds
 
 RUN = "h100_2026-11-26_hopper/rounds_hopper.json"     # benchmarks/rounds.py hopper: notebook 12's H100 figures
@@ -117,7 +117,7 @@ def layout_picture(mode) -> go.Figure:
     fig.update_layout(title=f"swizzle {name}: slot in its 128-byte line of {what} c of box row r"
                             f"<br><sup>box rows of {p} bytes, {p // 16} chunks each</sup>",
                       yaxis=dict(autorange="reversed"), width=420, height=380, margin=dict(t=70))
-    return draw.sourced(fig, "computed from the swizzle formula (course_lib.sim.tma)")
+    return draw.sourced(fig, "computed from the swizzle formula (course_lib.sim.movement.tma)")
 
 
 def cost_table() -> draw.HTMLText:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .. import paths
 from ..notebook.draw import HTMLText
-from ..sim.metrics import METRIC_NAMES
+from ..sim.results.metrics import METRIC_NAMES
 
 RESULTS = paths.RESULTS / "h100_2026-11-26_final" / "c_ncu.md"
 COLUMNS = ["gld.req", "gst.req", "gld.sect", "gst.sect", "sld.wf", "sst.wf", "sld.conf", "sst.conf"]

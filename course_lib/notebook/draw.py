@@ -21,7 +21,7 @@ followed by its text alternative (course_lib.notebook.alt: a summary line and th
 ``sectors`` and ``banks`` take a SimRun (they read ``run.accesses``, the traced block) or raw
 byte addresses (``addresses=`` one warp's 32 addresses, -1 for an inactive lane), so a notebook
 can also draw an index mapping it computed in numpy. Counts shown in titles come from the
-simulator's own rules (``sim.metrics``), so a picture never disagrees with the metrics.
+simulator's own rules (``sim.results.metrics``), so a picture never disagrees with the metrics.
 
 :func:`configure` (called by ``course_lib.setup()``) makes notebooks store figures as figure
 JSON only (``application/vnd.plotly.v1+json``, a few kB with the small ``course`` template):
@@ -39,7 +39,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
-from ..sim.metrics import pairs_share_address, shared_wavefronts
+from ..sim.results.metrics import pairs_share_address, shared_wavefronts
 from .fit import FittedRenderer, fit_title  # noqa: F401  (draw.fit_title: part of this module's API)
 from .listing import HTMLText, listing, table  # noqa: F401  (draw.listing, draw.table: part of this module's API)
 from . import alt

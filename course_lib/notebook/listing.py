@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import html
 
-from ..sim.code_view import body_end
-from ..sim.metrics import METRIC_NAMES as N
+from ..sim.results.code_view import body_end
+from ..sim.results.metrics import METRIC_NAMES as N
 from ..transposes.model import predict
 from .palette import BAD, OK
 

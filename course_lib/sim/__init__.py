@@ -1,33 +1,47 @@
 """The CPU simulator: run the PTX NVRTC emitted for a kernel, with exact memory metrics.
 
-Modules, from the launch down: ``executor`` (one launch: batches of blocks, limits, findings),
+The core, from the launch down: ``executor`` (one launch: batches of blocks, limits, findings),
 ``plan`` (batch sizes, and whether a launch is worth starting), ``cost`` (what it costs, in
-thread-steps), ``scheduler`` (the SIMT loop of one batch: divergence, barriers), ``control``
-(what jumps, exits and barriers tell it), ``state`` (a batch's registers and the workspace its
-batches share), ``registers`` (which registers may share storage), ``layout`` (where variables
-live); ``instructions`` (one closure per PTX instruction, a table per opcode) with ``operands``,
-``alu``/``int_ops``/``bitops``/``float_ops``/``float_select``/``rounding``/``exact``
-(arithmetic), ``convert`` (cvt), ``warp_ops`` (shfl, vote), ``access`` (loads and stores),
-``atomics``, ``calls`` (printf, assert, trap); ``memory``/``block_memory`` (address spaces),
-``metrics`` (Nsight Compute's counting rules), ``owners`` (which block touched which element, for
-checkers), ``fusion`` (which PTX accesses ptxas fused, from
-the SASS), ``races``/``shadow`` (racecheck), ``diagnose``/``recursion`` (what to tell the
-student), ``heap`` (a steady C heap), ``progress``; ``result`` (SimRun) and ``code_view`` (its
-listings). Hopper's data movement: ``copy_ops`` (cp.async) and ``tensor_ops`` (bulk and TMA copies)
-with ``async_copy`` and ``tma``, ``sync_ops`` with ``mbarrier``, ``matrix_ops`` with ``matrix_moves``
-(ldmatrix, stmatrix, movmatrix), ``param_ops`` (arguments in memory, TensorMaps among them),
-``copy_races`` (touching what a copy is still writing) and ``async_result`` (what SimRun reports of them).
+thread-steps), ``scheduler`` (the SIMT loop of one batch: divergence, barriers), ``state`` (a
+batch's registers and the workspace its batches share), ``registers`` (which registers may share
+storage), ``fusion`` (which PTX accesses ptxas fused, from the SASS), ``heap`` (a steady C heap),
+``progress``. The rest are subpackages, each saying what it models and what it leaves to the others:
+
+- ``results``: ``result`` (SimRun), ``metrics`` (Nsight Compute's counting rules), ``code_view``
+  (its listings), ``async_result`` (what SimRun reports of the asynchronous copies);
+- ``isa``: ``instructions`` (one closure per PTX instruction, a table per opcode) with ``operands``,
+  ``control`` (what jumps, exits and barriers tell the scheduler), ``convert`` (cvt), ``warp_ops``
+  (shfl, vote), ``calls`` (printf, assert, trap), ``access`` (loads and stores), ``atomics``,
+  ``param_ops`` (arguments in memory, TensorMaps among them), and for Hopper's data movement
+  ``copy_ops`` (cp.async), ``tensor_ops`` (bulk and TMA copies), ``sync_ops`` (mbarrier),
+  ``matrix_ops`` (ldmatrix, stmatrix, movmatrix);
+- ``checks``: ``races``/``shadow`` (racecheck), ``copy_races`` (touching what a copy is still
+  writing), ``diagnose``/``recursion`` (what to tell the student), ``finding``, ``owners`` (which
+  block touched which element, for checkers);
+- ``movement``: the units' own rules: ``async_copy``, ``mbarrier``, ``tma``, ``matrix_moves``;
+- ``arith``: ``alu`` with ``int_ops``/``bitops``/``float_ops``/``float_select``/``rounding``/``exact``;
+- ``spaces``: ``memory`` (global memory, the address windows), ``block_memory`` (shared, local),
+  ``layout`` (where variables live).
+
+Each layer imports only those below it (pyproject.toml's contract, docs/ARCHITECTURE.md):
+executor; scheduler, plan, heap, progress; cost, results; isa; state, registers, checks; movement,
+spaces, arith, fusion. Modules of the flat sim/ (until 2026-11) keep their old path for one release
+(``MOVED``): ``course_lib.sim.tma`` is ``course_lib.sim.movement.tma``, with a DeprecationWarning.
 """
 from __future__ import annotations
+
+import importlib
+import warnings
 
 import numpy as np
 
 from ..compile import nvrtc
 from ..errors import ArgumentError, Unavailable
-from . import fusion, param_ops, plan  # noqa: F401  (sim.plan: the launch's limits, for callers)
+from . import fusion, plan  # noqa: F401  (sim.plan: the launch's limits, for callers)
 from .executor import Program
-from .memory import GlobalMemory
-from .result import SimRun
+from .isa import param_ops
+from .results.result import SimRun
+from .spaces.memory import GlobalMemory
 
 __all__ = ["simulate", "SimRun"]
 
@@ -84,3 +98,26 @@ def _trace(options, grid):
     c = tuple(int(v) for v in c) + (0,) * (3 - len(c))
     options["trace_block"] = c[0] + c[1] * grid[0] + c[2] * grid[0] * grid[1]
     return options
+
+
+# module of the flat sim/ (until 2026-11) -> where it lives now, kept for one release: course_lib.MOVED
+# finds `import course_lib.sim.tma`, __getattr__ answers `course_lib.sim.tma` and `from course_lib.sim import tma`
+MOVED = {old: f"{package}.{old}" for package, olds in (
+    ("arith", "alu bitops exact float_ops float_select int_ops rounding"),
+    ("checks", "copy_races diagnose finding owners races recursion shadow"),
+    ("isa", "access atomics calls control convert copy_ops instructions matrix_ops operands param_ops "
+            "sync_ops tensor_ops warp_ops"),
+    ("movement", "async_copy matrix_moves mbarrier tma"),
+    ("results", "async_result code_view metrics result"),
+    ("spaces", "block_memory layout memory"),
+) for old in olds.split()}
+
+
+def __getattr__(name):
+    if name not in MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    new = f"{__name__}.{MOVED[name]}"
+    warnings.warn(f"{__name__}.{name} moved to {new}: import {new} instead (the old path goes in the next release)",
+                  DeprecationWarning, stacklevel=2)
+    module = globals()[name] = importlib.import_module(new)      # warned once; `import` of the old path warns again
+    return module

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..compile.ptx import TYPES
-from .access import space_of
+from .isa.access import space_of
 
 STEPS_PER_SECOND = 7e9
 OVERHEAD = 70_000          # steps per instruction a batch executes

@@ -25,14 +25,17 @@ import numpy as np
 
 from ..compile import ptx as ptxmod
 from ..errors import KernelError
-from . import access, copy_ops, diagnose, heap, layout, plan, registers
-from .instructions import build
-from .memory import SHARED_START, GlobalMemory
-from .metrics import Counters
-from .owners import Owners
-from .races import Race, RaceDetector
-from .result import SimRun
+from . import heap, plan, registers
+from .checks import diagnose
+from .checks.owners import Owners
+from .checks.races import Race, RaceDetector
+from .isa import access, copy_ops
+from .isa.instructions import build
+from .results.metrics import Counters
+from .results.result import SimRun
 from .scheduler import run_batch
+from .spaces import layout
+from .spaces.memory import SHARED_START, GlobalMemory
 from .state import Batch, ChosenBatch, Workspace
 
 BATCH_THREADS = 1 << 16   # thread slots per batch, at most

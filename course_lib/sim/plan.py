@@ -21,8 +21,8 @@ import numpy as np
 
 from ..errors import SimulationLimit
 from . import cost
-from .block_memory import row_bytes
-from .races import RaceDetector
+from .checks.races import RaceDetector
+from .spaces.block_memory import row_bytes
 
 BATCH_BYTES = 256 << 20        # memory one batch may hold
 MAX_SECONDS = 45

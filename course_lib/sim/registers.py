@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..compile.ptx import TYPES
-from . import alu
+from .arith import alu
 
 # mbarrier: arrive writes its state and try_wait/test_wait their predicate first; init, expect_tx and
 # inval start with the barrier's address, which only a register operand is taken for (see _facts)

@@ -29,8 +29,8 @@ import time
 import numpy as np
 
 from ..errors import KernelError
-from . import diagnose
-from .control import Exit
+from .checks import diagnose
+from .isa.control import Exit
 
 LEFT = np.iinfo(np.int64).max      # the PC of a thread that has left the kernel
 

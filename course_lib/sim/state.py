@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..compile.ptx import TYPES
-from .block_memory import LocalMemory, SharedMemory
-from .memory import SHARED_START, UINT
+from .spaces.block_memory import LocalMemory, SharedMemory
+from .spaces.memory import SHARED_START, UINT
 
 SINT = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
 

@@ -2,7 +2,7 @@
 
     problem = one_tile(run, on)     # None (each block moved one whole tile), a problem (str), or False
 
-The run must have been simulated with ``owners=True`` (``sim.owners``: per element of ``in`` and
+The run must have been simulated with ``owners=True`` (``sim.checks.owners``: per element of ``in`` and
 ``out``, the lowest and highest block that read it and wrote it) and ``on.tile`` must be the
 exercise's (columns, rows) of ``in`` per tile. Any one-to-one mapping of blocks to tiles passes —
 blocks taken in diagonal order, in reverse, by a ticket — because what is judged is the footprint,

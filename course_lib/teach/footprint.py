@@ -8,7 +8,7 @@ A kernel can write every element right and still not be the exercise: block (0, 
 every tile while the others return, or every element may be stored twice. The launch implies one
 tile per block (``Exercise.tile``: columns x rows of ``in``; ``blockIdx.z`` the matrix of a
 batch). :func:`spread` judges **every block of every shape** from the runs the checker already
-made (``runs.run_shapes`` records which block touched which element: ``sim.owners``), with
+made (``runs.run_shapes`` records which block touched which element: ``sim.checks.owners``), with
 ``properties.one_tile_per_block``: any one-to-one mapping of blocks to tiles passes, and a kernel
 cannot behave only in the blocks a checker looks at, because it looks at all of them. That costs
 a few numpy passes over the arrays, not another simulation. Given no runs with owners, it falls
@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import KernelError
 from ..sim.executor import Program
-from ..sim.memory import GlobalMemory
+from ..sim.spaces.memory import GlobalMemory
 from . import blocks
 from .exercise import expected, input_for
 from .properties import each_element_once, one_tile_per_block

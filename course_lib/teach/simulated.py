@@ -5,7 +5,7 @@ whether out's data passed through shared memory.
     run.shared_flow = shared_flow(fn, grid, block, a, want, out_like)   # (through, bypassed, mixed)
 
 :func:`launch` is ``Function.simulate`` with the checker's limits, plus what only a checker asks
-the simulator for: ``owners`` (which block touched which element, ``sim.owners``). :func:`shared_flow`
+the simulator for: ``owners`` (which block touched which element, ``sim.checks.owners``). :func:`shared_flow`
 runs the launch again with the byte 0xA5 xor-ed into every value a shared-memory load returns
 (``scramble_shared``) and sorts the elements of the new output: changed by exactly that byte in
 every byte (it was moved through shared memory: once, or an odd number of times), unchanged (it

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from ..sim.tma import TMA_READ_BYTES, TMA_READ_SECTORS, TMA_WRITE_BYTES, TMA_WRITE_SECTORS
+from ..sim.movement.tma import TMA_READ_BYTES, TMA_READ_SECTORS, TMA_WRITE_BYTES, TMA_WRITE_SECTORS
 
 STATUS = ("H100: calibrated on 60 measurements of 2026-11-22 (benchmarks/results/h100_2026-11-22/b_bench.txt) "
           "and checked against the 64 of 2026-11-23 (16 course kernels x float32/float64/float16/uint8 at "

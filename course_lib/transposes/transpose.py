@@ -24,7 +24,7 @@ from ..compile.source import C_NAME
 from ..errors import ArgumentError
 from ..kernel.launch import dim3
 from ..kernel.module import KernelNotFound, RawModule
-from ..sim.tma import TensorMap
+from ..sim.movement.tma import TensorMap
 from .catalog import DEMOS, SPECS, Spec
 from .data import poisoned
 

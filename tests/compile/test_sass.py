@@ -36,7 +36,7 @@ import course_lib as cl  # noqa: E402
 from course_lib.compile import nvrtc, nvrtc_lib as nvrtc13, ptx, sass
 from course_lib.errors import Unavailable  # noqa: E402
 from course_lib.sim import fusion  # noqa: E402
-from course_lib.sim.metrics import METRIC_NAMES  # noqa: E402
+from course_lib.sim.results.metrics import METRIC_NAMES  # noqa: E402
 
 INSTANCES = ["struct_read<4>", "struct_read<6>", "struct_read<64>", "struct_write<4>", "struct_sum<6>",
              "struct_copy<4>", "row_read<unsigned short, 34>"]

@@ -55,12 +55,24 @@ def test_a_source_file_that_is_not_utf8_is_read_or_explained(tmp_path):
 
 
 @pytest.mark.parametrize("old, new", [("labserver", "lab.server"), ("verify", "transposes.verify"),
-                                      ("nvrtc", "compile.nvrtc"), ("workcopy", "lab.workcopy")])
+                                      ("nvrtc", "compile.nvrtc"), ("workcopy", "lab.workcopy"),
+                                      ("sim.tma", "sim.movement.tma"), ("sim.metrics", "sim.results.metrics")])
 def test_modules_the_wings_moved_import_from_their_old_path_with_a_deprecation(old, new):
     sys.modules.pop(f"course_lib.{old}", None)
     with pytest.warns(DeprecationWarning, match=rf"course_lib\.{old} moved to course_lib\.{new}"):
         module = importlib.import_module(f"course_lib.{old}")
     assert module is importlib.import_module(f"course_lib.{new}")
+
+
+def test_a_moved_simulator_module_is_an_attribute_of_sim_with_a_deprecation():
+    """`cl.sim.metrics` and notebook 12's old `from course_lib.sim import matrix_moves` (sim's subpackages, 2026-11)."""
+    for old, new in (("metrics", "results.metrics"), ("matrix_moves", "movement.matrix_moves")):
+        vars(cl.sim).pop(old, None)
+        with pytest.warns(DeprecationWarning, match=rf"course_lib\.sim\.{old} moved to course_lib\.sim\.{new}"):
+            module = getattr(cl.sim, old)
+        assert module is importlib.import_module(f"course_lib.sim.{new}")
+    with pytest.raises(AttributeError):
+        cl.sim.no_such_module
 
 
 def test_every_moved_module_has_a_home():

@@ -128,7 +128,7 @@ def test_notebook_12s_tensor_map_refusal_and_findings_read_as_sentences():
     import numpy as np
 
     import course_lib as cl
-    from course_lib.sim.finding import Finding
+    from course_lib.sim.checks.finding import Finding
     with pytest.raises(cl.ArgumentError) as err:
         cl.TensorMap(np.zeros((8, 1030), np.float32), box=(8, 32))
     text = str(err.value)

@@ -12,6 +12,7 @@ import pytest
 import course_lib as cl
 from course_lib.notebook import magic
 from course_lib.lessons import banks, measured, shapes, walkthrough
+from course_lib.sim.results import metrics
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 SIM = cl.Simulator()
@@ -127,7 +128,7 @@ def test_memory_lines_add_up_to_the_launch_metrics(key, dtype, width):
     m = run.sim.metrics
     for space, op, what in [("global", "ld", "sectors"), ("global", "st", "sectors"),
                             ("shared", "ld", "wavefronts"), ("shared", "st", "wavefronts")]:
-        name = cl.sim.metrics.METRIC_NAMES[(space, op, what)]
+        name = metrics.METRIC_NAMES[(space, op, what)]
         assert sum(r[what] for r in rows if r["space"] == space and r["op"] == op) == m[name]
     assert {r["width"] for r in rows if r["space"] == "global"} == {width}
     text = repr(walkthrough.memory_lines(run))

@@ -15,7 +15,7 @@ from course_lib.notebook import draw, magic, palette, widgets
 from course_lib.teach import exercises
 from course_lib.compile import nvrtc
 from course_lib import transposes
-from course_lib.sim.metrics import shared_wavefronts
+from course_lib.sim.results.metrics import shared_wavefronts
 
 SIM = cl.Simulator()
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 import course_lib as cl
-from course_lib.sim.tma import TensorMap
+from course_lib.sim.movement.tma import TensorMap
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))

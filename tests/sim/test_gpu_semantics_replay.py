@@ -11,7 +11,7 @@ saved, turned into per-element answers by ``benchmarks/semantics_answers.py``, i
   exactly and the rest must reproduce the run's counts (how many answers equalled the
   simulator's of the day, and how often the GPU gave each value);
 - approximate instructions (.approx, div.full) must stay within the ulp distance to the
-  hardware that ``course_lib/sim/alu.py`` documents;
+  hardware that ``course_lib/sim/arith/alu.py`` documents;
 - warp, atomic and memory kernels must produce the GPU's order-free outputs.
 """
 import gzip

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from course_lib.sim import tma
-from course_lib.sim.async_result import SHARED_BY_BLOCKS_NOTE
+from course_lib.sim.movement import tma
+from course_lib.sim.results.async_result import SHARED_BY_BLOCKS_NOTE
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "h100_2026-11-22"

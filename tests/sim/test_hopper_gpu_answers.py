@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from course_lib.sim import async_copy, matrix_moves as mm, tma
-from course_lib.sim.metrics import shared_wavefronts
+from course_lib.sim.movement import async_copy, matrix_moves as mm, tma
+from course_lib.sim.results.metrics import shared_wavefronts
 
 RUN = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "h100_2026-11-26_hopper"
 SEM = json.loads(gzip.decompress((RUN / "run2_semantics.json.gz").read_bytes()))

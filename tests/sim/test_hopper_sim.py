@@ -17,7 +17,7 @@ import pytest
 
 import course_lib as cl
 import hopper_launches as hl
-from course_lib.sim.tma import TensorMap
+from course_lib.sim.movement.tma import TensorMap
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = Path(__file__).resolve().parent / "hopper_ptx"
@@ -260,7 +260,7 @@ def test_the_result_says_where_ncu_counts_more_than_the_instructions(key, shape,
     """TMA stores of one block and shared accesses of another on the same SM: extra, timing-dependent
     wavefronts in ncu (tests/sim/test_hardware_agreement.py replays the H100 probe). One block, or a
     kernel without TMA stores, has nothing to note."""
-    from course_lib.sim.async_result import SHARED_BY_BLOCKS_NOTE
+    from course_lib.sim.results.async_result import SHARED_BY_BLOCKS_NOTE
     t = cl.transposes.kernel(key, np.float64)
     inp, out = cl.transposes.random_matrix(*shape, t.dtype, seed=3), cl.transposes.poisoned(t.out_shape(*shape), t.dtype)
     grid, block = t.config(*shape)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from course_lib.errors import ArgumentError
-from course_lib.sim import async_copy, matrix_moves as mm, mbarrier, tma
+from course_lib.sim.movement import async_copy, matrix_moves as mm, mbarrier, tma
 
 
 def _mats(nw=2, count=4, seed=1):

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import course_lib as cl
-from course_lib.sim import alu
-from course_lib.sim.instructions import BUILDERS, no_effect
+from course_lib.sim.arith import alu
+from course_lib.sim.isa.instructions import BUILDERS, no_effect
 
 import ptx_cases as C
 import ptx_reference as R

@@ -14,7 +14,9 @@ import pytest
 
 import course_lib as cl
 from course_lib import transposes
-from course_lib.sim import metrics, races, registers
+from course_lib.sim import registers
+from course_lib.sim.checks import races
+from course_lib.sim.results import metrics
 from course_lib.transposes import poisoned, random_matrix
 from racecheck_reference import OriginalDetector
 

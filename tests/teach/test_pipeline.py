@@ -66,7 +66,7 @@ def test_a_kernel_that_does_not_pipeline_its_copies_is_refused_with_the_cause(wh
 
 
 @pytest.mark.xfail(strict=True, reason="a hole of the simulator's model, not of this exercise: a cp.async's bytes "
-                   "count as written when its issuing thread waits (sim/copy_ops.py), so a copy issued into a buffer "
+                   "count as written when its issuing thread waits (sim/isa/copy_ops.py), so a copy issued into a buffer "
                    "other warps are still reading, with no barrier between, is not seen as the WAR race it is")
 def test_the_barrier_that_guards_a_buffer_before_it_is_refilled_is_needed():
     text = _report(_swap(SOL, "        __syncthreads();                         // everyone has read", "        // read"))

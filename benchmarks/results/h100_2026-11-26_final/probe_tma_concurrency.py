@@ -17,7 +17,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO))
 from course_lib import transposes  # noqa: E402
-from course_lib.sim.metrics import METRIC_NAMES  # noqa: E402
+from course_lib.sim.results.metrics import METRIC_NAMES  # noqa: E402
 
 METRICS = list(METRIC_NAMES.values())
 REPEATS = 3

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compile.ptx import TYPES
+from ...compile.ptx import TYPES
+from ..spaces.memory import SHARED_WINDOW, UINT, WINDOW_SIZE
 from .access import access, address_reader, slots_of, space_of
-from .memory import SHARED_WINDOW, UINT, WINDOW_SIZE
 from .operands import reader, unsupported, writer
 
 ORDERED = ("add", "min", "max", "and", "or", "xor", "exch", "cas", "inc", "dec")

@@ -21,16 +21,17 @@ What is counted is the machine code's loads and stores, one per SASS instruction
 neighbouring narrow accesses it can prove aligned into one wider instruction (four ld.shared.f32
 into an LDS.128; a row of 2-byte loads t[lane][i], i = 0..31, into 15 4-byte LDS and 2 LDS.U16,
 which the H100 counted as 1088 wavefronts where the PTX asks for 2048) and loads a repeated
-address once. sim/fusion.py reads those groups from the SASS (NVRTC 13.0 for sm_90, nvdisasm);
-access.py then calls these functions once per group, with the SASS width and the group's address
-(aligned down to that width), and not at all for the other members. Measured on an H100 and
+address once. sim/fusion.py reads those groups from the SASS (NVRTC 13.0 and nvdisasm, for the
+architecture compile.nvrtc.MACHINE_ARCH names); access.py then calls these functions once per group,
+with the SASS width and the group's address (aligned down to that width), and not at all for the
+other members. Measured on an H100 and
 reproduced: notebook 08's AoS read with I = 4 (one LDS.128: 125 wavefronts, 0 conflicts over
 1000 structs, where the PTX's four loads ask for 500 and 372). The fused patterns of
 benchmarks/ncu_compare.py (structs of 2-64 floats, rows of 1-4 byte elements, the 2-byte row
 above as row_read<unsigned short, 34>, a repeated load): 16 of 16 launches agree on an H100
 (2026-11-24, benchmarks/results/h100_2026-11-24/c_ncu.md). Where there is no machine code (no NVRTC 13 or nvdisasm,
 PTX given as text) or an access cannot be matched to it, that access is counted as the PTX has
-it and the run's warnings say so. Limits: the SASS is NVRTC 13.0's for sm_90; another compiler
+it and the run's warnings say so. Limits: the SASS is NVRTC 13.0's for the H100; another compiler
 (CuPy's NVRTC 12 for the GPU at hand) may fuse differently.
 
 All functions take full-warp arrays: ``addr`` of shape (nwarps, 32) and ``active`` (bool) of
@@ -40,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compile.ptx import TYPES
+from ...compile.ptx import TYPES
 
 SENTINEL = np.iinfo(np.int64).max
 

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compile.ptx import TYPES
-from . import access, alu, atomics, calls, convert, copy_ops, matrix_ops, param_ops, sync_ops, warp_ops
+from ...compile.ptx import TYPES
+from ..arith import alu
+from ..spaces.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
+from . import access, atomics, calls, convert, copy_ops, matrix_ops, param_ops, sync_ops, warp_ops
 from .control import Arrive, Exit, Jump
-from .memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from .operands import plain_integer, reader, unsupported, writer
 
 

@@ -1,4 +1,4 @@
-"""cp.async (LDGSTS, sm_80+): asynchronous 4/8/16-byte copies from global to shared memory, per thread.
+"""cp.async (LDGSTS): asynchronous 4/8/16-byte copies from global to shared memory, per thread.
 
     copies = AsyncCopies(total_shared_bytes)
     copies.issue(pc, line, slots, dst_flat, data)     # data: (n, size) bytes read now (zero-filled)

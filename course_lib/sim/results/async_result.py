@@ -18,10 +18,10 @@ counts them in counters of their own, which ``extra_metrics`` gives and ``notes`
 """
 from __future__ import annotations
 
-from .async_copy import NOTE as CP_ASYNC_NOTE
-from .finding import Finding
-from .tma import NOTE as TMA_NOTE
-from .tma import TMA_READ_BYTES, TMA_WRITE_BYTES
+from ..checks.finding import Finding
+from ..movement.async_copy import NOTE as CP_ASYNC_NOTE
+from ..movement.tma import NOTE as TMA_NOTE
+from ..movement.tma import TMA_READ_BYTES, TMA_WRITE_BYTES
 
 KINDS = {"cp": ("global", "ld"), "ldmatrix": ("shared", "ld"), "stmatrix": ("shared", "st")}
 

@@ -1,6 +1,6 @@
 """A simulated run's source view: each source line with what it compiled to and what it cost.
 
-Three views of one :class:`~course_lib.sim.result.SimRun` (``run.listing(view=...)``):
+Three views of one :class:`~course_lib.sim.results.result.SimRun` (``run.listing(view=...)``):
 
 - ``"source"`` (the default): every line of the source, memory lines annotated with their counts;
 - ``"ptx"``: the kernel's lines, each followed by its PTX instructions; a load or store shows
@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 import html
 
-from ..errors import KernelError
+from ...errors import KernelError
 from .metrics import access_width, annotate
 
 OK, BAD, FUSED, DIM = "#2a9d8f", "#e63946", "#6d597a", "#8a8a8a"

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ArgumentError
+from ...errors import ArgumentError
 
 MAGIC = 0x504D4154            # 'TAMP' little-endian: a simulator tensor map
 SWIZZLE_MASK = {0: 0, 32: 0x10, 64: 0x30, 128: 0x70}

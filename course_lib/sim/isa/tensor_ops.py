@@ -19,12 +19,12 @@ import re
 
 import numpy as np
 
-from ..compile.ptx import Operand
-from ..errors import BarrierError, KernelError, UnsupportedInstruction
-from . import mbarrier, tma
+from ...compile.ptx import Operand
+from ...errors import BarrierError, KernelError, UnsupportedInstruction
+from ..checks.copy_races import barriers_of, initialized, phase_completed, tag_tma
+from ..movement import mbarrier, tma
+from ..spaces.memory import Fault
 from .access import address_reader, raise_fault
-from .copy_races import barriers_of, initialized, phase_completed, tag_tma
-from .memory import Fault
 from .operands import reader
 from .param_ops import PARAM_WINDOW
 

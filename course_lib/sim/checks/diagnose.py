@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compile import ptx as ptxmod
-from ..errors import BarrierError, SimulationLimit
-from . import mbarrier, recursion
-from .memory import SHARED_START
+from ...compile import ptx as ptxmod
+from ...errors import BarrierError, SimulationLimit
+from ..movement import mbarrier
+from ..spaces.memory import SHARED_START
+from . import recursion
 from .finding import Finding
 
 TILE_HINT = ("each element a thread reads must first be written by a thread of the same block, with a "

@@ -7,12 +7,12 @@ where the machine code could not be read (the counts there follow the PTX). ``li
 shows the source alone, with its PTX, or with its SASS (``code_view``)."""
 from __future__ import annotations
 
-from ..compile.platforms import install_hint
+from ...compile.platforms import install_hint
+from ..checks.finding import Finding
 from . import async_result
 from .code_view import render
-from .finding import Finding
 from .metrics import METRIC_NAMES, access_width, totals
-from .races import Race  # noqa: F401  (the type of SimRun.races)
+from ..checks.races import Race  # noqa: F401  (the type of SimRun.races)
 
 MACHINE_CODE_WHEELS = ("nvidia-cuda-nvrtc==13.0.*", "nvidia-cuda-nvdisasm")   # what reads ptxas's machine code
 
@@ -52,7 +52,7 @@ class SimRun:
         self.instructions += async_result.rows(p)
         self.instructions.sort(key=lambda r: r["pc"])      # program order (stable: a pc's spaces keep theirs)
         self.atomics = _atomic_rows(p, c)
-        self.owners = p.owners.result() if p.owners is not None else None   # see sim.owners
+        self.owners = p.owners.result() if p.owners is not None else None   # see sim.checks.owners
         self.tma_counts = async_result.extra_metrics(p)     # the TMA's own counters, by their ncu names
         self.metrics = {**totals(self.instructions), **self.tma_counts}
         self.by_line = {}

@@ -7,7 +7,7 @@
   registers, printf argument buffers), zeroed.
 
 Both are allocated once per launch for its largest batch; ``reset`` readies the first rows
-for the next batch. Errors come back as a :class:`~course_lib.sim.memory.Fault` that the
+for the next batch. Errors come back as a :class:`~course_lib.sim.spaces.memory.Fault` that the
 access code turns into a MemoryAccessError; this module only answers *what* and *where*.
 """
 from __future__ import annotations

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import KernelError
-from . import matrix_moves as mm
+from ...errors import KernelError
+from ..checks.copy_races import check_shared as check_copies
+from ..movement import matrix_moves as mm
+from ..spaces.memory import SHARED_START, Fault
 from .access import address_reader, raise_fault
-from .copy_races import check_shared as check_copies
-from .memory import SHARED_START, Fault
 from .operands import reader, writer
 
 

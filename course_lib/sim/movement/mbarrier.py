@@ -1,4 +1,4 @@
-"""mbarrier objects in shared memory: arrivals, expected transaction bytes, phases (sm_80 / sm_90).
+"""mbarrier objects in shared memory: arrivals, expected transaction bytes, phases.
 
     bars = MBarriers(slots_per_block)
     bars.init(key, count)                          # mbarrier.init [addr], count   (key: (block, address))

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import BarrierError, UnsupportedInstruction
-from . import mbarrier
+from ...errors import BarrierError, UnsupportedInstruction
+from ..checks.copy_races import barriers_of, phase_completed
+from ..movement import mbarrier
 from .access import address_reader
 from .control import Poll
-from .copy_races import barriers_of, phase_completed
 from .operands import reader, writer
 
 KINDS = ("init", "arrive", "arrive_drop", "expect_tx", "complete_tx", "try_wait", "test_wait", "inval")

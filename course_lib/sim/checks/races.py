@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .block_memory import row_bytes
+from ..spaces.block_memory import row_bytes
 from .shadow import UINT, Shadow
 
 READ, WRITE = 1, 2       # a granule's marks since the block's last barrier

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compile.ptx import TYPES
-from ..errors import MemoryAccessError, UnsupportedInstruction
-from .copy_races import check_shared as check_copies
-from .memory import LOCAL_WINDOW, SHARED_WINDOW, UINT, WINDOW_SIZE, Fault, check_alignment, gather, scatter
+from ...compile.ptx import TYPES
+from ...errors import MemoryAccessError, UnsupportedInstruction
+from ..checks.copy_races import check_shared as check_copies
+from ..spaces.memory import LOCAL_WINDOW, SHARED_WINDOW, UINT, WINDOW_SIZE, Fault, check_alignment, gather, scatter
 from .operands import reader, unsupported, writer
 
 SPACE_MODS = ("global", "shared", "local", "param", "const")

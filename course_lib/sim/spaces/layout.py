@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ArgumentError, LaunchError
+from ...errors import ArgumentError, LaunchError
 from .memory import SHARED_START
 
 

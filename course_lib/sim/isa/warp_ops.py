@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..state import as_type
 from .operands import reader, writer
-from .state import as_type
 
 
 def build_shfl(ins, program):

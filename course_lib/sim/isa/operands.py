@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compile.ptx import TYPES
-from ..errors import UnsupportedInstruction
-from . import alu, rounding
-from .memory import UINT
-from .state import as_type, to_storage
+from ...compile.ptx import TYPES
+from ...errors import UnsupportedInstruction
+from ..arith import alu, rounding
+from ..spaces.memory import UINT
+from ..state import as_type, to_storage
 
 
 def reader(op, t, program):

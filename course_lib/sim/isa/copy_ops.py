@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import BarrierError, KernelError
-from . import async_copy, mbarrier, tensor_ops
+from ...errors import BarrierError, KernelError
+from ..checks.copy_races import barriers_of, phase_completed, written
+from ..checks.finding import Finding
+from ..movement import async_copy, mbarrier
+from ..spaces.memory import Fault, check_alignment
+from . import tensor_ops
 from .access import address_reader, raise_fault
-from .copy_races import barriers_of, phase_completed, written
-from .finding import Finding
-from .memory import Fault, check_alignment
 from .operands import reader
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import async_copy, mbarrier
+from ..movement import async_copy, mbarrier
 
 
 def barriers_of(b) -> mbarrier.MBarriers:

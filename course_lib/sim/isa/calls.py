@@ -16,9 +16,9 @@ import struct
 
 import numpy as np
 
-from ..errors import AssertionFailed, KernelTrap, UnsupportedInstruction
-from . import recursion
-from .memory import LOCAL_WINDOW
+from ...errors import AssertionFailed, KernelTrap, UnsupportedInstruction
+from ..checks import recursion
+from ..spaces.memory import LOCAL_WINDOW
 
 PRINTF_LIMIT = 2000
 _SPEC = re.compile(r"%([-+ #0]*)(\d+|\*)?(?:\.(\d+|\*))?(hh|h|ll|l|z|j|t|L)?([diouxXeEfFgGaAcspn%])")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compile.ptx import TYPES
+from ...compile.ptx import TYPES
 
 
 def np_type(t):

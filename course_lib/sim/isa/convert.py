@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compile.ptx import TYPES
-from . import alu, rounding
-from .memory import UINT
+from ...compile.ptx import TYPES
+from ..arith import alu, rounding
+from ..spaces.memory import UINT
+from ..state import SINT
 from .operands import reader, unsupported, writer
-from .state import SINT
 
 CVT_ROUND = ("rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "rna")
 

@@ -8,7 +8,7 @@
 A `const __grid_constant__ CUtensorMap` parameter is passed by value and read in place: the kernel
 takes its address and hands it to cp.async.bulk.tensor. The simulator gives parameters the generic
 addresses PARAM_WINDOW + offset, where copy_ops reads the 128 bytes back. A TensorMap argument
-(``sim.tma.TensorMap``) puts its array into the launch's global memory, once per array also when
+(``movement.tma.TensorMap``) puts its array into the launch's global memory, once per array also when
 a pointer argument is the same array, and becomes the 128 bytes ``TensorMap.encode`` makes for
 that address. Loads through a parameter's generic address (a struct read field by field) are not
 simulated yet.
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..movement.tma import TensorMap
 from .operands import reader, writer
-from .tma import TensorMap
 
 PARAM_WINDOW = 0x0000_7D00_0000_0000
 
