@@ -15,7 +15,7 @@ defines it (:func:`install`), git hands it each file that both sides changed, an
 - otherwise leaves the student's file as it is and saves the course's version beside it,
   ``NAME.course-<date-time>.ipynb`` (course_lib.paths.beside, the rule that names ``course-lab
   --update``'s ``NAME.mine-<date-time>.ipynb``); nothing under an open notebook changes;
-- says which: a line in the pull's output (the link's page, the server's log) and in
+- says which: a line in the pull's output (shown on the link's page while it pulls) and in
   ``COURSE-UPDATES.md`` in the file's folder; a notebook's banner names a course version kept beside it.
 
 Where the driver is not defined (a checkout, Colab) git merges as it always does: a ``merge`` attribute
