@@ -1,6 +1,7 @@
 """The hub's pull keeps both sides: the git merge driver for the student repository's files.
 
-    python -m course_lib keep-both --install --system   # once where students' servers run (the hub's image, TLJH)
+    python -m course_lib keep-both --install --system   # once where students' servers run (the hub's image, TLJH),
+                                                        # never in a developer's git config
     python -m course_lib keep-both %O %A %B %P          # what git then runs for a file both sides changed
 
 A hub hands the course out with nbgitpuller (its links, and the pull at each server's start), which
@@ -35,7 +36,7 @@ from .. import paths
 
 DRIVER = "course-keep-both"
 NOTE = "COURSE-UPDATES.md"
-USAGE = ("usage: python -m course_lib keep-both --install [--system|--global|--file=PATH]   (define the driver)\n"
+USAGE = ("usage: python -m course_lib keep-both --install --system|--global|--file=PATH   (define the driver)\n"
          "       python -m course_lib keep-both BASE MINE THEIRS PATH   (what git runs: %O %A %B %P)")
 HEADER = ("# Course updates to files you had changed\n\n"
           "Each line is a file that both you and the course had changed, when your copy of the course was\n"
@@ -92,8 +93,10 @@ def driver_command(python: str = sys.executable) -> str:
     return f"{shlex.quote(python)} -m course_lib keep-both %O %A %B %P"
 
 
-def install(scope: str = "--global", python: str = sys.executable) -> list[list[str]]:
-    """Define the driver in git's config (`scope`: --system, --global or --file=PATH); the commands run."""
+def install(scope: str, python: str = sys.executable) -> list[list[str]]:
+    """Define the driver in git's config (`scope`: --system, --global or --file=PATH); the commands run.
+    Only where students' servers pull: in a developer's config it would turn the instructor repository's
+    merge conflicts into copies beside the files, which a developer expects to see as conflicts."""
     commands = [["git", "config", scope, f"merge.{DRIVER}.name",
                  "keep the student's file and the course's version (course_lib.lab.keepboth)"],
                 ["git", "config", scope, f"merge.{DRIVER}.driver", driver_command(python)]]
@@ -104,8 +107,8 @@ def install(scope: str = "--global", python: str = sys.executable) -> list[list[
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["--install"] and len(argv) <= 2:
-        for command in install(*argv[1:]):
+    if argv[:1] == ["--install"] and len(argv) == 2 and argv[1].startswith(("--system", "--global", "--file=")):
+        for command in install(argv[1]):
             print(shlex.join(command))
         return 0
     if len(argv) != 4 or argv[0].startswith("-"):

@@ -78,6 +78,7 @@ def test_the_command_git_runs_says_what_it_kept_and_stops_a_pull_it_cannot_keep_
     assert "could not keep both" in capsys.readouterr().out and a.read_bytes() == b"mine\n"
     assert keepboth.main(["--help"]) == 0 and "keep-both --install" in capsys.readouterr().out
     assert keepboth.main(["a", "b"]) == 2
+    assert keepboth.main(["--install"]) == 2, "where the driver goes is always said: never a developer's by default"
 
 
 @pytest.mark.skipif(not shutil.which("git"), reason="needs git")
