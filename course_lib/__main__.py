@@ -5,12 +5,13 @@
     python -m course_lib lab [NOTEBOOKS] [--no-browser] [--port N]      (the same as course-lab)
     python -m course_lib instructor build --out DIR | refresh [NB...] | check [NB...]
     python -m course_lib capability [--write]                           (which GPU runs which notebook)
+    python -m course_lib keep-both --install [--system]                 (the hub's pull keeps both sides)
 """
 import sys
 
 COMMANDS = {"bench": ".transposes.bench", "run": ".transposes.run_once", "lab": ".lab.course_lab",
-            "instructor": ".lab.instructor", "capability": ".lessons.capability"}
-USAGE = ("usage: python -m course_lib {bench,run,lab,instructor,capability} [options]   "
+            "instructor": ".lab.instructor", "capability": ".lessons.capability", "keep-both": ".lab.keepboth"}
+USAGE = ("usage: python -m course_lib {bench,run,lab,instructor,capability,keep-both} [options]   "
          "(python -m course_lib COMMAND --help)")
 
 

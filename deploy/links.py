@@ -6,10 +6,13 @@
 A link is ``HUB/hub/user-redirect/git-pull?repo=..&branch=..&targetpath=..&urlpath=lab/tree/..``:
 the hub sends the student (logging them in first) to their own server, whose nbgitpuller clones
 the course into ``transpose-course/`` in their home on the first click and on later clicks pulls
-what changed, keeping the student's own edits (nbgitpuller merges: a line the student changed
-stays theirs; a file they deleted comes back). Then JupyterLab opens the notebook. The repository is
-the student repository (``COURSE_REPO``, written by ``python -m course_lib instructor publish``), which
-holds no solution: never point ``--repo`` at the instructor repository.
+what changed, keeping the student's own edits: nbgitpuller merges, and a file both the student and
+the course changed goes to the image's merge driver (course_lib/lab/keepboth.py), which merges it
+where the changes do not collide and otherwise keeps the student's file as saved and the course's
+version beside it (``NAME.course-<date-time>.ipynb``), saying so in the pull's page and in
+``COURSE-UPDATES.md``; a file the student deleted comes back. Then JupyterLab opens the notebook.
+The repository is the student repository (``COURSE_REPO``, written by ``python -m course_lib
+instructor publish``), which holds no solution: never point ``--repo`` at the instructor repository.
 ``targetpath`` is explicit because nbgitpuller's default keeps a ``.git`` suffix of the URL,
 which would not match ``urlpath``.
 

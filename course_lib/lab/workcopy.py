@@ -25,6 +25,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import paths
+
 RECORD = ".course-lab.json"
 DEFAULT_NAME = "my-notebooks"
 
@@ -115,7 +117,7 @@ class WorkCopy:
         for name in wanted:
             mine, src = self.folder / name, self.upstream / name
             if mine.exists() and digest(mine) not in (digest(src), record.get(name)):     # edited: keep it
-                kept = mine.with_name(f"{mine.stem}.mine-{stamp}.ipynb")
+                kept = paths.beside(mine, "mine", stamp)
                 mine.replace(kept)
                 report.taken.append((name, kept.name))
             shutil.copyfile(src, mine)

@@ -6,13 +6,16 @@
 
 The banner says what the numbers below it are: measured on this GPU, or exact counts from the
 simulator with bandwidths *modelled* for a named GPU; on a GPU, which notebooks it runs entirely and
-where cells that need a newer one go to the simulator (``capability``).
+where cells that need a newer one go to the simulator (``capability``). On a hub whose pull kept the
+course's new version of a notebook beside the student's (course_lib.lab.keepboth), the banner says so.
 """
 from __future__ import annotations
 
 import html
+import os
+from pathlib import Path
 
-from .. import gpu
+from .. import gpu, paths
 from ..transposes.backend import GPU, default_backend
 from ..kernel import arch_fallback
 from . import capability, draw, magic
@@ -53,6 +56,20 @@ def banner(backend=None) -> Banner:
                   f"modelled for {article} {backend.model_gpu} (course_lib.model), not measured.", False)
 
 
+def course_version_beside(session: str | None = None, folder: Path | None = None) -> str | None:
+    """The banner's line when the course's version of this notebook was kept beside the student's, or None.
+    The notebook is JPY_SESSION_NAME (its path: JupyterLab's server tells the kernel), in `folder`
+    (the kernel's working folder, the notebook's own)."""
+    session = os.environ.get("JPY_SESSION_NAME") if session is None else session
+    if not session:
+        return None
+    copies = paths.kept_beside(Path(folder or os.getcwd()) / Path(session).name, "course")
+    if not copies:
+        return None
+    return (f"The course changed this notebook where you had: this one is yours, as you left it; the course's "
+            f"version is beside it as {copies[-1].name}" + (f" (the newest of {len(copies)})" if len(copies) > 1 else ""))
+
+
 def setup(backend=None, *, show_banner: bool = True, renderer: str | None = None):
     """Start a notebook: register %%cuda, store plotly figures as JSON only, show the banner.
     Returns the backend (the one given, or the default).
@@ -64,6 +81,8 @@ def setup(backend=None, *, show_banner: bool = True, renderer: str | None = None
     backend = backend or default_backend()
     if show_banner:
         b = banner(backend)
+        beside = course_version_beside()
+        b = Banner(f"{b.text}\n{beside}", b.gpu) if beside else b
         try:
             from IPython import get_ipython
             from IPython.display import display

@@ -16,6 +16,9 @@
   a hub (course_lib's hints name the instructor there);
 - alice and bob fetch notebook 00 and submit it from their kernels; then bob hands in as alice:
   `--student=alice` is refused, JUPYTERHUB_USER=alice is filed as bob's;
+- bob adds a cell to notebook 05 and the course appends one: his next click on the link keeps his
+  notebook as saved and the course's version beside it, and says so (the image's merge driver,
+  course_lib/lab/keepboth.py; tests/lab/test_hub_pull.py covers the cases without a hub);
 - the instructor collects (each submission its own student's, alice's once), autogrades, generates and
   releases feedback, and alice fetches hers.
 
@@ -86,8 +89,11 @@ def test_a_class_gets_runs_hands_in_and_gets_feedback_on_a_real_hub(image, tmp_p
                    capture_output=True)
     course = tmp_path / "instructor" / "course"
     times, start = {}, time.perf_counter()
+    # config.yaml's extraEnv, and the image's git config (its ENV reaches every process of a pod; a hub's
+    # local spawner passes servers only what it is told)
+    servers_env = {"NBGITPULLER_APP": "lab", "GIT_CONFIG_SYSTEM": env["GIT_CONFIG_SYSTEM"]}
     with local_hub.LocalHub(tmp_path / "hub", python=python, proxy=proxy, hub_env=env, ngshare_site=site,
-                            admins=[INSTRUCTOR], environment={"NBGITPULLER_APP": "lab"}) as hub:
+                            admins=[INSTRUCTOR], environment=servers_env) as hub:
         times["hub up"] = time.perf_counter() - start
         hub.add_students(STUDENTS + [INSTRUCTOR])
         # the instructor works in a terminal on the hub: their own token, their own course folder
@@ -105,6 +111,8 @@ def test_a_class_gets_runs_hands_in_and_gets_feedback_on_a_real_hub(image, tmp_p
         times["notebook 05, all students"] = max(ran.values())
         asyncio.run(_bob_poses_as_alice(hub))
         times["handed in"] = time.perf_counter() - start
+        _course_update_kept_both_ways(hub, f"file://{remote}", tmp_path / "hub" / "homes" / BOB)
+        times["updated"] = time.perf_counter() - start
         _grade(python, teacher, course, hub)
         times["graded"] = time.perf_counter() - start
         feedback = asyncio.run(_in_kernel(hub, ALICE, FETCH_FEEDBACK))
@@ -152,6 +160,30 @@ def _pull(hub, student, repo):
                                  timeout=120)
     events = [json.loads(line[5:]) for line in stream.decode().splitlines() if line.startswith("data:")]
     assert status == 200 and events and events[-1]["phase"] == "finished", events
+    return "".join(e.get("output", "") for e in events)
+
+
+def _course_update_kept_both_ways(hub, repo, home):
+    """bob saved notebook 05 with a cell of his own at the end; the course appends a cell to it; his next
+    click on the link keeps his notebook as saved and the course's version beside it, and says so."""
+    mine = home / links.target_folder(repo) / "notebooks" / NOTEBOOK
+    nb = json.loads(mine.read_text())
+    nb["cells"].append({"cell_type": "code", "execution_count": None, "id": "bobs-cell", "metadata": {},
+                        "outputs": [], "source": ["# bob's own cell"]})
+    mine.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+    saved = mine.read_bytes()
+    instructor = home.parent.parent / "instructor-clone"
+    subprocess.run(["git", "clone", "-q", repo, str(instructor)], check=True)
+    course = json.loads((instructor / "notebooks" / NOTEBOOK).read_text())
+    course["cells"].append({"cell_type": "markdown", "id": "new-exercise", "metadata": {}, "source": ["## New"]})
+    (instructor / "notebooks" / NOTEBOOK).write_text(json.dumps(course, indent=1, ensure_ascii=False) + "\n")
+    git = ["git", "-C", str(instructor), "-c", "user.name=instructor", "-c", "user.email=i@example.edu"]
+    subprocess.run(git + ["commit", "-qam", "05: a new exercise"], check=True)
+    subprocess.run(git + ["push", "-q", "origin", "HEAD:main"], check=True)
+    said = _pull(hub, BOB, repo)
+    [copy] = mine.parent.glob(NOTEBOOK.replace(".ipynb", ".course-*.ipynb"))
+    assert mine.read_bytes() == saved and copy.read_bytes() == (instructor / "notebooks" / NOTEBOOK).read_bytes()
+    assert f"beside it as {copy.name}" in said and copy.name in (mine.parent / "COURSE-UPDATES.md").read_text()
 
 
 # what a student runs in their kernel (or a terminal of their server: the same environment and token)
@@ -251,6 +283,9 @@ def test_config_yaml_agrees_with_the_image_the_exchange_and_the_links(monkeypatc
     assert re.search(rf"ARG JUPYTERHUB_VERSION={hub_version}\.", dockerfile), "the image's JupyterHub is the chart's"
     hook = " ".join(values["singleuser"]["lifecycleHooks"]["postStart"]["exec"]["command"])
     assert f"gitpuller {COURSE_REPO} {BRANCH} {links.target_folder()} || true" in hook
+    assert "GIT_CONFIG_SYSTEM=${VENV}/etc/gitconfig" in dockerfile and "keep-both --install --system" in dockerfile, \
+        "the image defines the merge driver that keeps both sides of a pull (course_lib/lab/keepboth.py)"
+    assert "* merge=course-keep-both" in (REPO / ".gitattributes").read_text().splitlines()
     config, client = Config(), types.ModuleType("ngshare_exchange")       # the image's client, as it configures
     client.configureExchange = lambda c, url=None: c.ExchangeFactory.update(exchange="ngshare_exchange.Exchange")
     monkeypatch.setitem(sys.modules, "ngshare_exchange", client)
