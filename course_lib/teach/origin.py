@@ -90,7 +90,7 @@ def _course_files() -> dict[str, tuple[str, dict, dict]]:
     out = {}
     for p in sorted(KERNELS_DIR.glob("*.cu*")):
         text = p.read_text()
-        kernels = set(source.kernels(text))
+        kernels = set(source.read(text).names)
         canon = {k: canonical(b) for k, b in _raw_bodies(text).items() if k in kernels}
         out[p.name] = (normalized(text), {k: b for k, b in bodies(text).items() if k in kernels},
                        {k: c for k, c in canon.items() if len(c) >= MIN_TOKENS})
