@@ -1,8 +1,8 @@
 """compile.source: a kernel's text is read once into a Source, and everything after asks that Source.
 
 Before the Source, one %%cuda cell of three kernels stripped its comments 5 times (the cell, then the
-module's text for each name, signature and template question), 6 once a template was indexed. Here:
-once, whatever is asked afterwards."""
+module's text for each name, signature and template question), 6 once a template was indexed, and a
+checked exercise stripped the student's text twice more. Here: once, whatever is asked afterwards."""
 import dataclasses
 
 import numpy as np
@@ -11,6 +11,7 @@ import pytest
 import course_lib as cl
 from course_lib.compile import source
 from course_lib.notebook import magic
+from course_lib.teach import exercises, solutions
 
 CELL = """
 // __global__ void commented_out(int* gone)
@@ -96,3 +97,11 @@ def test_one_cell_is_read_once_whatever_is_asked_after(strips):
     doubled.simulate(1, 64, (a, a.copy(), np.int32(64)), progress=False, echo=False)
     assert (a == 4).all() and str(doubled.signature[1]) == "const float* in"
     assert strips == [module.code]
+
+
+def test_a_checked_kernel_is_not_read_again(strips):
+    key = "aos_struct"
+    ex = exercises.get(key)
+    fn = magic.compile_cell("", solutions.body(key) + "\n// read once\n")[1][ex.kernel]
+    assert exercises.check(ex, fn).ok
+    assert strips.count(fn.module.code) == 1
