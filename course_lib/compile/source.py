@@ -18,9 +18,8 @@ are stripped before any match; a kernel a macro writes is not seen here (its PTX
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from types import MappingProxyType
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -134,12 +133,17 @@ class Source:
 
     ``text`` is as written (line numbers in messages count in it), ``code`` the same without
     comments, ``nvrtc`` what NVRTC compiles, ``names`` the ``__global__`` functions in order (an
-    overload appears once per declaration), ``kernels`` the first readable declaration of each."""
+    overload appears once per declaration), ``kernels`` the first readable declaration of each name.
+    (Plain tuples and a private dict: a Source pickles and copies like the module that holds it.)"""
     text: str
     code: str
     nvrtc: str
     names: tuple[str, ...]
-    kernels: Mapping[str, Kernel]
+    kernels: tuple[Kernel, ...]
+    _by_name: dict = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "_by_name", {k.name: k for k in self.kernels})
 
     @property
     def templates(self) -> tuple[str, ...]:
@@ -148,7 +152,7 @@ class Source:
 
     def kernel(self, name: str) -> Kernel | None:
         """The declaration of `name`: a plain name or a template expression (``tile<float, 32>``)."""
-        return self.kernels.get(name.partition("<")[0].strip())
+        return self._by_name.get(name.partition("<")[0].strip())
 
     def is_template(self, name: str) -> bool:
         found = self.kernel(name)
@@ -176,7 +180,7 @@ def read(text: str) -> Source:
         if head and head[1] not in kernels:
             t = _TEMPLATE.search(code[max(0, m.start() - 2000):m.start()])
             kernels[head[1]] = Kernel(head[1], t[1] if t else None, head[2])
-    return Source(text, code, for_nvrtc(text), tuple(names), MappingProxyType(kernels))
+    return Source(text, code, for_nvrtc(text), tuple(names), tuple(kernels.values()))
 
 
 def split_args(text: str) -> list[str]:

@@ -4,6 +4,7 @@ Before the Source, one %%cuda cell of three kernels stripped its comments 5 time
 module's text for each name, signature and template question), 6 once a template was indexed, and a
 checked exercise stripped the student's text twice more. Here: once, whatever is asked afterwards."""
 import dataclasses
+import pickle
 
 import numpy as np
 import pytest
@@ -57,9 +58,15 @@ def test_a_source_is_immutable():
     with pytest.raises(dataclasses.FrozenInstanceError):
         src.names = ()
     with pytest.raises(TypeError):
-        src.kernels["new"] = src.kernels["tile"]
+        src.kernels[0] = src.kernels[1]
     with pytest.raises(dataclasses.FrozenInstanceError):
         src.signature("scale")[0].name = "b"
+
+
+def test_a_module_holding_a_source_still_pickles():
+    module = cl.RawModule(code=CELL)
+    again = pickle.loads(pickle.dumps(module))
+    assert again.source.names == module.source.names and again.source.signature("add") == module.source.signature("add")
 
 
 def test_what_nvrtc_gets_keeps_the_lines():
