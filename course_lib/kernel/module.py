@@ -9,9 +9,9 @@
   and returns a :class:`~course_lib.sim.result.SimRun` with Nsight-Compute-style metrics.
 
 Sources can be text or a file in ``kernels/`` (``RawModule(path="tile")``), with ``defines``
-turned into ``-D`` options. The text is read once (``compile.source.read``) into ``module.source``,
-which names the kernels and gives each Function its C++ parameter list; nothing here reads the text
-again. ``#include`` of a host header whose device part NVRTC builds in (``<cstdio>``, ``<cassert>``,
+turned into ``-D`` options. The text is read once (``compile.source.read``; ``code=`` may be such a
+``Source`` already, as ``%%cuda`` passes it) into ``module.source``, which names the kernels and
+gives each Function its C++ parameter list; nothing here reads the text again. ``#include`` of a host header whose device part NVRTC builds in (``<cstdio>``, ``<cassert>``,
 ``<cmath>``, ``<cuda_runtime.h>`` ...) is dropped before compiling, so a kernel written for nvcc
 compiles as is (the line stays, commented, so line numbers hold). Template kernels may be asked for
 by expression (``"tile<32, 8>"``) even when not listed in ``name_expressions``: the module
