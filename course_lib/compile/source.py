@@ -1,21 +1,25 @@
 """Reading CUDA C++ source: the one place that looks at kernel text with regular expressions.
 
-    source.kernels(src)                      # ['tile', 'copy']: the __global__ functions, in order
-    source.is_template(src, "tile")          # True for template <...> __global__ void tile(...)
-    source.signature(src, "tile<float, 32>") # [Param('float* out'), Param('const float* in'), ...]
-    source.for_nvrtc(src)                    # #include <cstdio> & co. commented out, line for line
+    src = source.read(text)                  # once per module: comments stripped, __global__s found
+    src.names                                # ('tile', 'copy'): the __global__ functions, in order
+    src.is_template("tile")                  # True for template <...> __global__ void tile(...)
+    src.signature("tile<float, 32>")         # (Param('float* out'), Param('const float* in'), ...)
+    src.nvrtc                                # #include <cstdio> & co. commented out, line for line
     source.template_arg(np.float32)          # 'float': a C++ template argument from Python
-    source.mangled_base("_Z4tilePfPKfii")    # 'tile'
+    source.mangled_base("_Z4tilePfPKfii")    # 'tile': a PTX entry's name, not the source's
 
 Why a reader at all: errors speak the student's language (``const float* in``, not "parameter 1"),
 ``%%cuda`` binds the cell's kernels by name, and a template kernel nobody instantiated is offered
-as something to index. It reads declarations only; what a kernel does is the compiler's business
-(``nvrtc.py``) and the simulator's (PTX). Comments are stripped before any match.
+as something to index. A :class:`Source` is read once (``RawModule`` holds it) and answers every
+later question from what it found, so no caller re-reads the text. It reads declarations only;
+what a kernel does is the compiler's business (``nvrtc.py``) and the simulator's (PTX). Comments
+are stripped before any match; a kernel a macro writes is not seen here (its PTX entry still is).
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -58,7 +62,7 @@ _TEMPLATE = re.compile(r"template\s*<([^{;]*)>\s*(?:extern\s+\"C\"\s+)?(?:static
 _QUALIFIERS = re.compile(r"\b(const|volatile|__restrict__|__restrict|restrict|struct|__grid_constant__)\b")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Param:
     ctype: str          # as written, templates substituted: 'const float*'
     name: str
@@ -78,71 +82,105 @@ class Param:
         return f"{self.ctype} {self.name}"
 
 
-_stripped: dict = {}
-
-
 def strip_comments(src: str) -> str:
-    """The source without // and /* */ comments (cached: sources are read many times)."""
-    key = hash(src)
-    if key not in _stripped:
-        if len(_stripped) > 64:
-            _stripped.clear()
-        _stripped[key] = re.sub(r"//[^\n]*|/\*.*?\*/", "", src, flags=re.S)
-    return _stripped[key]
+    """The source without // and /* */ comments."""
+    return re.sub(r"//[^\n]*|/\*.*?\*/", "", src, flags=re.S)
 
 
-def kernels(src: str) -> list[str]:
-    """Names of the ``__global__`` functions the source declares, in order."""
-    return _KERNEL.findall(strip_comments(src))
+@dataclass(frozen=True)
+class Kernel:
+    """One ``__global__`` function as declared: the text of its template parameters (None: not a
+    template) and of its parameter list, read from the comment-stripped source."""
+    name: str
+    template: str | None
+    params: str
+
+    @property
+    def is_template(self) -> bool:
+        return self.template is not None
+
+    def signature(self, targs: Sequence[str] = ()) -> tuple[Param, ...] | None:
+        """The parameters, template parameters replaced by `targs` (C++ spellings); None when the
+        list cannot be read."""
+        subst = {}
+        if self.template and targs:
+            for tp, arg in zip(split_args(self.template), targs):
+                words = re.sub(r"=.*", "", tp).split()
+                if words:
+                    subst[words[-1]] = arg.strip()
+        params = []
+        for raw in split_args(self.params):
+            raw = re.sub(r"=.*", "", raw).strip()
+            if not raw or raw == "void":
+                continue
+            mm = re.match(r"(.*?)([A-Za-z_]\w*)\s*(\[\s*\])?$", raw, re.S)
+            if not mm:
+                return None
+            ctype, pname = mm[1].strip(), mm[2]
+            pointer = "*" in ctype or bool(mm[3])
+            for k, v in subst.items():
+                ctype = re.sub(rf"\b{re.escape(k)}\b", v, ctype)
+            const = bool(re.search(r"\bconst\b", ctype.split("*")[0]))
+            base = " ".join(_QUALIFIERS.sub(" ", ctype.replace("*", " ").replace("&", " ")).split())
+            base = base.replace("std::", "")
+            params.append(Param(" ".join(ctype.split()), pname, pointer, const, base))
+        return tuple(params)
 
 
-def is_template(src: str, name: str) -> bool:
-    found = _find_kernel(strip_comments(src), name)
-    return bool(found and found[0] is not None)
+@dataclass(frozen=True, eq=False)
+class Source:
+    """One kernel source, read once by :func:`read`: every answer below comes from that reading.
 
+    ``text`` is as written (line numbers in messages count in it), ``code`` the same without
+    comments, ``nvrtc`` what NVRTC compiles, ``names`` the ``__global__`` functions in order (an
+    overload appears once per declaration), ``kernels`` the first readable declaration of each name.
+    (Plain tuples and a private dict: a Source pickles and copies like the module that holds it.)"""
+    text: str
+    code: str
+    nvrtc: str
+    names: tuple[str, ...]
+    kernels: tuple[Kernel, ...]
+    _by_name: dict = field(init=False, repr=False, compare=False)
 
-def signature(src: str, name: str) -> list[Param] | None:
-    """The parameters of kernel `name` (a plain name or a template expression), or None."""
-    base, _, targs = name.partition("<")
-    targs = split_args(targs.rsplit(">", 1)[0]) if targs else []
-    found = _find_kernel(strip_comments(src), base.strip())
-    if found is None:
-        return None
-    tparams, param_text = found
-    subst = {}
-    if tparams and targs:
-        for tp, arg in zip(split_args(tparams), targs):
-            words = re.sub(r"=.*", "", tp).split()
-            if words:
-                subst[words[-1]] = arg.strip()
-    params = []
-    for raw in split_args(param_text):
-        raw = re.sub(r"=.*", "", raw).strip()
-        if not raw or raw == "void":
-            continue
-        mm = re.match(r"(.*?)([A-Za-z_]\w*)\s*(\[\s*\])?$", raw, re.S)
-        if not mm:
+    def __post_init__(self):
+        object.__setattr__(self, "_by_name", {k.name: k for k in self.kernels})
+
+    @property
+    def templates(self) -> tuple[str, ...]:
+        """The template kernels' names, in order."""
+        return tuple(dict.fromkeys(n for n in self.names if self.is_template(n)))
+
+    def kernel(self, name: str) -> Kernel | None:
+        """The declaration of `name`: a plain name or a template expression (``tile<float, 32>``)."""
+        return self._by_name.get(name.partition("<")[0].strip())
+
+    def is_template(self, name: str) -> bool:
+        found = self.kernel(name)
+        return bool(found and found.is_template)
+
+    def signature(self, name: str) -> tuple[Param, ...] | None:
+        """The parameters of kernel `name` (a plain name or a template expression), or None."""
+        found = self.kernel(name)
+        if found is None:
             return None
-        ctype, pname = mm[1].strip(), mm[2]
-        pointer = "*" in ctype or bool(mm[3])
-        for k, v in subst.items():
-            ctype = re.sub(rf"\b{re.escape(k)}\b", v, ctype)
-        const = bool(re.search(r"\bconst\b", ctype.split("*")[0]))
-        base = " ".join(_QUALIFIERS.sub(" ", ctype.replace("*", " ").replace("&", " ")).split())
-        base = base.replace("std::", "")
-        params.append(Param(" ".join(ctype.split()), pname, pointer, const, base))
-    return params
+        _, _, targs = name.partition("<")
+        return found.signature(split_args(targs.rsplit(">", 1)[0]) if targs else ())
 
 
-def _find_kernel(src, base):
-    """(template parameter text or None, parameter list text) of `__global__ void base(...)`.
-    Scans only at each `__global__`, so a large source costs little per kernel."""
-    for m in re.finditer(r"__global__", src):
-        head = _HEAD.match(src, m.end())
-        if head and head[1] == base:
-            t = _TEMPLATE.search(src[max(0, m.start() - 2000):m.start()])
-            return (t[1] if t else None), head[2]
-    return None
+def read(text: str) -> Source:
+    """Read `text` once: strip its comments, find each ``__global__`` (the 2000 characters before
+    one say whether it is a template), prepare what NVRTC gets."""
+    code = strip_comments(text)
+    names, kernels = [], {}
+    for m in re.finditer(r"__global__", code):
+        named = _KERNEL.match(code, m.start())
+        if named:
+            names.append(named[1])
+        head = _HEAD.match(code, m.end())
+        if head and head[1] not in kernels:
+            t = _TEMPLATE.search(code[max(0, m.start() - 2000):m.start()])
+            kernels[head[1]] = Kernel(head[1], t[1] if t else None, head[2])
+    return Source(text, code, for_nvrtc(text), tuple(names), tuple(kernels.values()))
 
 
 def split_args(text: str) -> list[str]:

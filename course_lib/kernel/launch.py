@@ -6,12 +6,14 @@
 - ``check_args`` validates count, kinds, dtypes and layout of the arguments and converts
   Python numbers to the exact C type the kernel expects.
 
-The kernel's C++ parameter list comes from ``compile.source`` (errors say ``const float* in``
-rather than "parameter 1"). Nothing here touches CuPy or NVRTC.
+The kernel's C++ parameter list is the Function's (``fn.signature``, from the module's
+``compile.source.Source``), so errors say ``const float* in`` rather than "parameter 1". Nothing
+here touches CuPy or NVRTC.
 """
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -134,7 +136,7 @@ def is_array(x):
     return hasattr(x, "__cuda_array_interface__") or isinstance(x, np.ndarray)
 
 
-def check_args(args, ptx_params, signature: list[Param] | None, kernel="kernel"):
+def check_args(args, ptx_params, signature: Sequence[Param] | None, kernel="kernel"):
     """Validate arguments; return them with Python numbers converted to numpy scalars."""
     if not isinstance(args, (tuple, list)):
         raise ArgumentError(f"args must be a tuple of kernel arguments, not {type(args).__name__}",

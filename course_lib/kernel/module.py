@@ -9,10 +9,13 @@
   and returns a :class:`~course_lib.sim.result.SimRun` with Nsight-Compute-style metrics.
 
 Sources can be text or a file in ``kernels/`` (``RawModule(path="tile")``), with ``defines``
-turned into ``-D`` options. ``#include`` of a host header whose device part NVRTC builds in
-(``<cstdio>``, ``<cassert>``, ``<cmath>``, ``<cuda_runtime.h>`` ...) is dropped before compiling, so
-a kernel written for nvcc compiles as is (the line stays, commented, so line numbers hold). Template kernels may be asked for by expression (``"tile<32, 8>"``)
-even when not listed in ``name_expressions``: the module recompiles with it added.
+turned into ``-D`` options. The text is read once (``compile.source.read``; ``code=`` may be such a
+``Source`` already, as ``%%cuda`` passes it) into ``module.source``, which names the kernels and
+gives each Function its C++ parameter list; nothing here reads the text again. ``#include`` of a host header whose device part NVRTC builds in (``<cstdio>``, ``<cassert>``,
+``<cmath>``, ``<cuda_runtime.h>`` ...) is dropped before compiling, so a kernel written for nvcc
+compiles as is (the line stays, commented, so line numbers hold). Template kernels may be asked for
+by expression (``"tile<32, 8>"``) even when not listed in ``name_expressions``: the module
+recompiles with it added.
 """
 from __future__ import annotations
 
@@ -66,10 +69,10 @@ class RawModule:
                 raise KernelError(f"no kernel file '{path}'", hint=f"kernels/ has: {', '.join(known)}")
             code = _read_source(p)
             filename = filename or p.name
-        if not isinstance(code, str):
+        if not isinstance(code, (str, source.Source)):
             raise ArgumentError(f"code= must be the CUDA source as a str, not {type(code).__name__}",
                                 hint="RawModule(code=src) with src a string; or RawModule(path='file.cu')")
-        self.code = code
+        self.source = code if isinstance(code, source.Source) else source.read(code)   # read once, here
         self.filename = filename or "kernel.cu"
         if defines is not None and not isinstance(defines, dict):
             raise ArgumentError(f"defines= must be a dict of macro names and values, not {type(defines).__name__}",
@@ -82,6 +85,11 @@ class RawModule:
         self._compiled = None
         self._parsed = None
         self._functions = {}
+
+    @property
+    def code(self) -> str:
+        """The source as given (its line numbers are the ones messages show)."""
+        return self.source.text
 
     @classmethod
     def from_ptx(cls, ptx_text: str, code: str = "", filename: str = "kernel.cu"):
@@ -97,7 +105,7 @@ class RawModule:
     def compile(self):
         """Compile now (to PTX for the simulator); raises CompileError with a caret."""
         if self._compiled is None:
-            self._compiled = nvrtc.compile_source(source.for_nvrtc(self.code), options=self.options,
+            self._compiled = nvrtc.compile_source(self.source.nvrtc, options=self.options,
                                                   name_expressions=self.name_expressions, filename=self.filename)
             self._parsed = ptx.parse(self._compiled.ptx, self.filename)
         return self
@@ -117,14 +125,14 @@ class RawModule:
 
     def cubin_for(self, arch: int, max_major: int | None = None) -> nvrtc.Compiled:
         """A CUBIN for a GPU of architecture `arch` (sm_XY), from an NVRTC no newer than `max_major`."""
-        return nvrtc.compile_source(source.for_nvrtc(self.code), options=self.options,
+        return nvrtc.compile_source(self.source.nvrtc, options=self.options,
                                     name_expressions=self.name_expressions, filename=self.filename,
                                     arch=arch, want_cubin=True, max_major=max_major)
 
     def ptx_for(self, arch: int) -> nvrtc.Compiled:
         """PTX for compute_`arch` (what a GPU of that generation's driver JIT-compiles; the capability table
         and "older card" mode use it). Raises CompileError where the source does not compile for it."""
-        return nvrtc.compile_source(source.for_nvrtc(self.code), options=self.options,
+        return nvrtc.compile_source(self.source.nvrtc, options=self.options,
                                     name_expressions=self.name_expressions, filename=self.filename, arch=arch)
 
     def kernel_names(self) -> list[str]:
@@ -161,8 +169,8 @@ class RawModule:
             self._compiled = None
             self.compile()
             return self._compiled.lowered_names[name]
-        if source.is_template(self.code, name):
-            example = source.signature(self.code, name)
+        if self.source.is_template(name):
+            example = self.source.signature(name)
             raise KernelNotFound(
                 f"'{name}' is a template kernel, and a template is compiled only for the arguments asked for",
                 hint=f"ask for one instance, e.g. get_function('{name}<float, 32>') with its template "
@@ -220,7 +228,7 @@ class Function:
     def __init__(self, module: RawModule, name: str, entry: str):
         self.module, self.name, self.entry = module, name, entry
         self.kernel = module.parsed.kernels[entry]
-        self.signature = source.signature(module.code, name)
+        self.signature = module.source.signature(name)
         self._gpu_function = None
 
     @property

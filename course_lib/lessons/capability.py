@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import paths
-from ..compile import archs, source
+from ..compile import archs
 from ..errors import CompileError
 from ..notebook import magic
 from ..notebook.capability import STORED, markdown
@@ -100,7 +100,7 @@ def measure(notebooks=None) -> dict:
             except CompileError:         # a cell that shows a compile error on purpose (notebook 00)
                 continue
             # named by its kernels, not its index: a cell inserted above must not change the table
-            rows[f"cell {', '.join(source.kernels(body)) or i}"] = _oldest(module, every=False)
+            rows[f"cell {', '.join(module.source.names) or i}"] = _oldest(module, every=False)
         rows.update({k: kernels[k] for k in sorted(named)})
         lesson = Path(nb).name[:2]
         rows.update({k: r for k, r in kernels.items() if r["lesson"] == lesson})

@@ -134,11 +134,11 @@ def compile_cell(line: str, cell: str) -> tuple[RawModule, dict]:
     module = _cache.get(key)
     if module is None:
         # the magic line stays as a comment so that line N of the source is line N of the cell
-        code = "// %%cuda " + line.rstrip("\\ ") + "\n" + cell
+        code = source.read("// %%cuda " + line.rstrip("\\ ") + "\n" + cell)     # read once; the module keeps it
         std = () if any(o.lstrip("-").startswith("std") for o in opts["options"]) else ("-std=c++17",)
         module = RawModule(code=code, options=(*std, *opts["options"]),
                            name_expressions=tuple(aliases), defines=opts["defines"],
-                           filename=f"{opts['name'] or next(iter(source.kernels(cell)), 'cell')}.cu")
+                           filename=f"{opts['name'] or next(iter(code.names), 'cell')}.cu")
         try:
             module.compile()
         except CompileError as exc:
@@ -163,8 +163,8 @@ def bind_names(module: RawModule, aliases: dict, module_name=None) -> dict:
         base = source.mangled_base(entry) or entry
         if base not in names:
             names[base] = module.get_function(base if base != entry and _unique_base(entries, base) else entry)
-    for name in source.kernels(module.code):
-        if name not in names and source.is_template(module.code, name):
+    for name in module.source.templates:
+        if name not in names:
             names[name] = Template(module, name)
     if module_name:
         names[module_name] = module

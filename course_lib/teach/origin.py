@@ -51,12 +51,11 @@ atomicAdd atomicExch atomicCAS""".split())
 
 def normalized(text: str) -> str:
     """Code without comments or any spacing: what a copy keeps whatever its layout."""
-    return re.sub(r"\s+", "", source.strip_comments(text))
+    return _squeezed(source.strip_comments(text))
 
 
-def bodies(text: str) -> dict[str, str]:
-    """{function name: normalized body} of every __global__ / __device__ function defined in `text`."""
-    return {name: re.sub(r"\s+", "", body) for name, body in _raw_bodies(text).items()}
+def _squeezed(code: str) -> str:
+    return re.sub(r"\s+", "", code)
 
 
 def canonical(body: str) -> tuple:
@@ -72,9 +71,10 @@ def canonical(body: str) -> tuple:
     return tuple(out)
 
 
-def _raw_bodies(text: str) -> dict[str, str]:
-    """{function name: body text (comments dropped, spacing kept)} of every kernel or device function."""
-    code, out = source.strip_comments(text), {}
+def _raw_bodies(code: str) -> dict[str, str]:
+    """{function name: body text (spacing kept)} of every kernel or device function in `code`, whose
+    comments are already stripped (``compile.source``)."""
+    out = {}
     for m in _FUNCTION.finditer(code):
         depth, i = 1, m.end()
         while depth and i < len(code):
@@ -89,10 +89,10 @@ def _course_files() -> dict[str, tuple[str, dict, dict]]:
     """{file name: (normalized text, {kernel: normalized body}, {kernel: canonical tokens})} of kernels/*.cu*."""
     out = {}
     for p in sorted(KERNELS_DIR.glob("*.cu*")):
-        text = p.read_text()
-        kernels = set(source.kernels(text))
-        canon = {k: canonical(b) for k, b in _raw_bodies(text).items() if k in kernels}
-        out[p.name] = (normalized(text), {k: b for k, b in bodies(text).items() if k in kernels},
+        src = source.read(p.read_text())
+        raw = {k: b for k, b in _raw_bodies(src.code).items() if k in src.names}
+        canon = {k: canonical(b) for k, b in raw.items()}
+        out[p.name] = (_squeezed(src.code), {k: _squeezed(b) for k, b in raw.items()},
                        {k: c for k, c in canon.items() if len(c) >= MIN_TOKENS})
     return out
 
@@ -154,7 +154,7 @@ def borrowed(fn) -> tuple[str, str] | None:
     if getattr(module, "trusted", False):
         return f"{fn.name} is the course's own kernel (course_lib.transposes), not one you wrote", HINT
     code = module.code
-    mine = normalized(code)
+    mine = _squeezed(module.source.code)       # read once, when the module was made
     for file, (text, _, _) in _course_files().items():
         if mine == text:
             return f"{name} was compiled from the course's file kernels/{file}, not written by you", HINT
@@ -163,17 +163,18 @@ def borrowed(fn) -> tuple[str, str] | None:
         return (f"the cell that defines {name} includes the course's kernels/{Path(included[0]).name}",
                 "write the exercise's kernel yourself, without #include of the course's kernels; " + HINT)
     files = _included(module)
-    return _included_content(files, name) or _copied_body([code] + [t for _, t in files]) \
-        or _solution_copy(code, mine, name)
+    codes = [module.source.code] + [source.strip_comments(t) for _, t in files]
+    return _included_content(files, name) or _copied_body(codes) or _solution_copy(code, mine, name)
 
 
-def _copied_body(texts) -> tuple[str, str] | None:
-    """A function of `texts` whose body is a course kernel's: the same text, or the same with names changed."""
+def _copied_body(codes) -> tuple[str, str] | None:
+    """A function of `codes` (comments stripped) whose body is a course kernel's: the same text, or
+    the same with names changed."""
     own = {}
-    for text in texts:
-        for f, b in _raw_bodies(text).items():
+    for code in codes:
+        for f, b in _raw_bodies(code).items():
             own.setdefault(f, b)
-    flat = {f: re.sub(r"\s+", "", b) for f, b in own.items()}
+    flat = {f: _squeezed(b) for f, b in own.items()}
     canon = {f: canonical(b) for f, b in own.items()}
     for file, (_, kernels, tokens) in _course_files().items():
         for kernel, body in kernels.items():
