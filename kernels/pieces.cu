@@ -13,7 +13,7 @@
 // instructions then fills 64 consecutive bytes (bytes; 128 for halves) of 4 rows of `out`, 2 or 3
 // sectors a row (10.8 sectors per request at uint8 1000 x 1030), while each load reads 8 bytes of
 // 8 rows (9.3). The opposite layout (G = 1: 32 pairs along one row) reads whole sectors (2.8) but
-// scatters every store over 32 rows of `out`, 8 bytes apiece (30.3); on an H100 it ran at 0.58 of a
+// scatters every store over 32 rows of `out`, 8 bytes apiece (30.3); on an H100 it ran at 0.61 of a
 // copy against 0.92 for G = 8 (uint8 1000 x 1030, benchmarks/results/h100_2026-11-27_small). Halves
 // default to a 32 x 32 tile with G = 4 (64 threads a block, 8 blocks on every SM at 1000 x 1030),
 // a point or two ahead of 64 x 64 in every run there; bytes the other way round.

@@ -62,3 +62,11 @@ def test_the_readme_s_hopper_paragraph_is_the_run_it_cites():
     for name, words in (("vec_out", "`vec_out` reaches"), ("torch.compile", "`torch.compile`"),
                         ("band", "for this case,")):
         assert f"{words} {rounds.value(run, 'uint8', (1000, 1030), name).median:.3f}" in text, name
+
+
+def test_the_readme_s_pieces_sentence_is_the_small_run():
+    run = rounds.load(rounds.SMALL)
+    text = " ".join(README.read_text().split())
+    pieces, triton = (rounds.value(run, "uint8", (1000, 1030), k) for k in ("pieces", "torch.compile"))
+    assert f"it reaches {pieces.median:.3f} of a copy against torch.compile's {triton.median:.3f} for bytes" in text
+    assert f"{rounds.compare(pieces, triton)}" == "within noise" and "for bytes, within noise" in text
