@@ -4,9 +4,9 @@
 // On a small matrix every block runs in the first wave, and a tiled kernel's time is one round trip
 // to memory for the loads, a barrier, shared-memory reads, and the stores. Here a thread reads two
 // elements from each of 8 consecutive rows of `in` (8 loads of 2 or 4 bytes, all in flight at
-// once), rearranges them in registers (__byte_perm) into two 8-element runs — 8 consecutive
-// elements of two rows of `out` — and stores each with one 8- or 16-byte store. No shared memory,
-// no barrier, no bank conflicts.
+// once), rearranges them in registers (__byte_perm for bytes, shifts for halves) into two runs of
+// 8 elements — 8 consecutive elements of two rows of `out` — and stores each with one 8- or 16-byte
+// store. No shared memory, no barrier, no bank conflicts.
 //
 // Which lanes take which pieces. A warp takes G row groups (8 rows each) of 32 / G column pairs:
 // G = 8 (the default for bytes, with a 64 x 64 tile) means 64 rows x 8 columns. Each of its two store
@@ -39,10 +39,10 @@ __device__ __forceinline__ typename Pair<S>::eight column_of(const unsigned (&a)
         const unsigned w45 = a[4] | a[5] << 16, w67 = a[6] | a[7] << 16;
         const unsigned sel = j ? 0x7531 : 0x6420;        // the odd or the even bytes of each word pair
         return make_uint2(__byte_perm(w01, w23, sel), __byte_perm(w45, w67, sel));
-    } else {
-        const unsigned sel = j ? 0x7632 : 0x5410;        // the high or the low halves
-        return make_uint4(__byte_perm(a[0], a[1], sel), __byte_perm(a[2], a[3], sel),
-                          __byte_perm(a[4], a[5], sel), __byte_perm(a[6], a[7], sel));
+    } else {                                             // the low or the high half of each word
+        const unsigned sh = j ? 16 : 0, keep = 0xffffu;
+        return make_uint4((a[0] >> sh & keep) | (a[1] >> sh & keep) << 16, (a[2] >> sh & keep) | (a[3] >> sh & keep) << 16,
+                          (a[4] >> sh & keep) | (a[5] >> sh & keep) << 16, (a[6] >> sh & keep) | (a[7] >> sh & keep) << 16);
     }
 }
 

@@ -290,6 +290,12 @@ def main(argv=None) -> int:
     except (FileNotFoundError, ValueError) as exc:      # BuildError is a ValueError
         print(f"instructor {args.cmd}: {exc}", file=sys.stderr)
         return 1
+    except ModuleNotFoundError as exc:                  # a Python without the course's lab extras
+        print(f"instructor {args.cmd}: this Python ({sys.executable}) has no {exc.name}, which the instructor "
+              f"tools need.\nhint: run them with the course's environment (. .venv/bin/activate), or install "
+              f"the extras here: pip install \"course-lib[instructor]\" (from a checkout: pip install -e \".[instructor]\")",
+              file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -52,7 +52,10 @@ def blocks_per_batch(program) -> int:
 def _blocks_text(program, nblocks):
     if program.blocks is not None:
         return f"{nblocks:,} chosen block(s) (blocks=)"
-    return f"a grid of {' x '.join(str(g) for g in program.grid if g > 1) or '1'} = {nblocks:,} block(s)"
+    dims = [g for g in program.grid if g > 1]
+    if len(dims) < 2:                      # a 1-D grid: "a grid of 2,147,483,647 blocks", said once
+        return f"a grid of {nblocks:,} block{'s' if nblocks != 1 else ''}"
+    return f"a grid of {' x '.join(map(str, dims))} = {nblocks:,} blocks"
 
 
 def _duration(steps):

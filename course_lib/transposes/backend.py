@@ -69,11 +69,17 @@ def memory_needed(rows, cols, dtype) -> int:
     return 3 * elements * np.dtype(dtype).itemsize + elements + WORKING_BYTES
 
 
+def _article(n: int) -> str:
+    """'an' before a number read aloud with a vowel sound (8, 11, 18, 80, 800, 8192, 11000), else 'a'."""
+    digits = str(n)
+    return "an" if digits[0] == "8" or (len(digits) % 3 == 2 and digits[:2] in ("11", "18")) else "a"
+
+
 def _room_for(rows, cols, dtype, limit):
     """Refuse before allocating: what the run takes at its peak (memory_needed) must fit `limit` bytes."""
     need = memory_needed(rows, cols, dtype)
     if need > limit:
-        err = SimulationLimit(f"Not started: a {rows} x {cols} {np.dtype(dtype)} matrix needs about "
+        err = SimulationLimit(f"Not started: {_article(rows)} {rows} x {cols} {np.dtype(dtype)} matrix needs about "
                               f"{need / 2**20:,.0f} MiB of memory here (input, output, the expected result, "
                               f"comparing them and the simulator's working memory), over the simulator's "
                               f"limit of {limit / 2**20:,.0f} MiB",

@@ -3,6 +3,8 @@ with what, where and what to do, never a traceback, and nothing started or writt
 import os
 from pathlib import Path
 
+import sys
+
 import pytest
 
 from course_lib.lab import course_lab as lab
@@ -43,6 +45,15 @@ def test_instructor_out_given_a_file(a_file, capsys, cmd):
     err = capsys.readouterr().err
     assert "Traceback" not in err and f"--out {a_file} is a file, not a folder" in err
     assert a_file.read_text() == "mine\n"
+
+
+def test_instructor_tools_in_a_python_without_nbformat_say_which_environment(capsys, monkeypatch):
+    """`python -m course_lib instructor check` run by a Python without the lab extras (the system's, a shell
+    whose venv is not active) was a raw ModuleNotFoundError traceback."""
+    monkeypatch.setitem(sys.modules, "nbformat", None)        # `import nbformat` now fails as if not installed
+    assert I.main(["check", NB04]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "has no nbformat" in err and 'pip install "course-lib[instructor]"' in err
 
 
 @pytest.fixture

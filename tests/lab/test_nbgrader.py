@@ -164,6 +164,7 @@ def _mini(tmp_path, assignment) -> Path:
 
 
 def _nbgrader(course, env, *args, timeout=600):
+    env = {**env, "PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])}  # its alembic
     r = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, capture_output=True, text=True,
                        timeout=timeout, env=env)
     assert r.returncode == 0 and "ERROR" not in r.stderr, f"nbgrader {' '.join(args)}:\n{r.stderr[-4000:]}"

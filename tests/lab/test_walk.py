@@ -59,7 +59,8 @@ def _commands(section: str) -> list[str]:
 
 
 def _sh(clone, command, ok=True):
-    env = {**os.environ, "PYTHONPATH": str(clone)}     # the clone's course_lib, in the kernels refresh starts too
+    env = {**os.environ, "PYTHONPATH": str(clone),     # the clone's course_lib, in the kernels refresh starts too
+           "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}   # `python`: ours
     done = subprocess.run(command, shell=True, cwd=clone, env=env, capture_output=True, text=True, timeout=180)
     if ok:
         assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"

@@ -427,7 +427,7 @@ def test_a_huge_grid_is_refused_before_it_starts_with_what_to_do_instead():
         fn.simulate((65536, 65535), 1, (out,))
     assert np.isnan(out).all()                                 # refused before block (0, 0) ran
     err = e.value
-    assert err.reason == "work" and err.message.startswith("Not started: a grid of 65536 x 65535 = 4,294,901,760 block(s)")
+    assert err.reason == "work" and err.message.startswith("Not started: a grid of 65536 x 65535 = 4,294,901,760 blocks")
     from course_lib.sim import plan
     assert "minutes of simulation" in err.message and f"max_work={plan.MAX_WORK:,.0f}" in err.message
     assert "blocks=[(0, 0, 0), (65535, 65534, 0)]" in err.hint and "smaller shape" in err.hint
@@ -457,7 +457,7 @@ def test_a_naive_transpose_too_big_to_simulate_is_refused_up_front_with_its_time
     with pytest.raises(cl.SimulationLimit) as e:
         fn.simulate((n // 32, n // 8), (32, 8), args)
     err = e.value
-    assert err.reason == "work" and err.message.startswith("Not started: a grid of 2048 x 8192 = 16,777,216 block(s)")
+    assert err.reason == "work" and err.message.startswith("Not started: a grid of 2048 x 8192 = 16,777,216 blocks")
     m = re.search(r"would take about (\d+) (seconds|minutes) of simulation", err.message)
     assert m and int(m[1]) * (60 if m[2] == "minutes" else 1) > plan.MAX_SECONDS
     assert "blocks=[(0, 0, 0), (2047, 8191, 0)]" in err.hint and "smaller shape" in err.hint and "max_work=" in err.hint
