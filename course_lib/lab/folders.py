@@ -2,12 +2,15 @@
 
     out = folders.writable("--out", args.out)    # the folder, created; or FolderProblem saying why not
     kept = folders.backup(path)                  # path copied to NAME.before-<date-time>.EXT first; None if new
+    kept = folders.backup(path, into=keep_dir)   # the same, the copy in keep_dir (created) instead of beside it
     kept = folders.keep_if_changed(path, text)   # the same, only when `text` would change the file
 
-A command given a file where it wants a folder, or a folder it cannot write (read-only, someone
-else's), stops with one line naming the option, the path and what to do, instead of an OSError's
-traceback halfway through writing. :func:`backup` keeps an instructor's edited file before a tool
-writes a new one over it. This module neither parses command lines nor decides what to write.
+A command given a file where it wants a folder, or a folder it cannot write (read-only, someone else's),
+stops with one line naming the option, the path and what to do, instead of an OSError's traceback
+halfway through writing. :func:`backup` keeps an instructor's edited file before a tool writes a new one
+over it; a caller whose folder something else hands out as it is (nbgrader's source/<assignment>/ is
+released file by file) keeps it elsewhere with ``into``. This module neither parses command lines nor
+decides what to write.
 """
 from __future__ import annotations
 
@@ -39,28 +42,30 @@ def writable(option: str, path) -> Path:
     return folder
 
 
-def backup(path: Path) -> Path | None:
-    """Copy an existing `path` to NAME.before-<date-time>.EXT beside it and return that; None when there
-    is nothing to keep."""
+def backup(path: Path, into: Path | None = None) -> Path | None:
+    """Copy an existing `path` to NAME.before-<date-time>.EXT beside it, or in folder `into` (created),
+    and return that; None when there is nothing to keep."""
     path = Path(path)
     if not path.is_file():
         return None
-    kept = path.with_name(f"{path.stem}.before-{time.strftime('%Y%m%d-%H%M%S')}{path.suffix}")
+    folder = path.parent if into is None else Path(into)
+    folder.mkdir(parents=True, exist_ok=True)
+    kept = folder / f"{path.stem}.before-{time.strftime('%Y%m%d-%H%M%S')}{path.suffix}"
     n = 1
     while kept.exists():                                # two runs in one second keep both
-        kept = path.with_name(f"{path.stem}.before-{time.strftime('%Y%m%d-%H%M%S')}-{n}{path.suffix}")
+        kept = folder / f"{path.stem}.before-{time.strftime('%Y%m%d-%H%M%S')}-{n}{path.suffix}"
         n += 1
     shutil.copy2(path, kept)
     return kept
 
 
-def keep_if_changed(path: Path, text: str) -> Path | None:
-    """:func:`backup` of `path` when writing `text` there would change it (an instructor's edit, or
-    an older export); None when it is new or would be the same bytes."""
+def keep_if_changed(path: Path, text: str, into: Path | None = None) -> Path | None:
+    """:func:`backup` of `path` (into `into`) when writing `text` there would change it (an instructor's
+    edit, or an older export); None when it is new or would be the same bytes."""
     path = Path(path)
     try:
         if path.read_bytes() in (text.encode(), (text + "\n").encode()):
             return None
     except OSError:
         return None
-    return backup(path)
+    return backup(path, into)

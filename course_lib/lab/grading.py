@@ -7,21 +7,25 @@
     hidden_shapes(EXERCISES["tile_32x8"], seed, "alice", "06_more_work_per_thread")   # graded too
 
 :func:`export` writes nbgrader's *source* layout, ``course/source/<assignment>/<notebook>.ipynb``,
-``course/nbgrader_config.py`` and, once, the course's secret seed ``course/.course_lib_seed``
-(never under source/ or release/: students get no copy). Each source notebook is the instructor copy
-of a student notebook (release.instructor_notebook: every exercise cell holds its solution between the
-course's markers) with nbgrader's metadata: the exercise cell is a *solution* cell (grade_id
-``<key>_kernel``); the cell that checked it becomes a locked, autograded *test* cell worth ``points``,
-whose source only says ``cl.exercises.grade("key")``. The reveal cells go. Autograding never runs
-that cell in the student's kernel: course_lib.lab.grader checks the exercise cell's CUDA text in a
-sandbox, on the exercise's shapes and on :func:`hidden_shapes`, drawn at grading time from the seed,
-the student and the assignment (so they differ per term and per student; together they take every
-residue of rows and cols modulo the exercise's tile), and its verdict becomes the cell's output
-(course_lib.lab.nbgrader_hooks). This module writes files and never imports nbgrader.
+``course/nbgrader_config.py`` and, once, the course's secret seed ``course/.course_lib_seed`` (never
+under source/ or release/: students get no copy). A source notebook the instructor edited is kept before
+it is replaced, in ``course/.course_lib_backups/<assignment>/`` as
+``<notebook>.before-<date-time>.ipynb``: never under source/, whose every file ``nbgrader
+generate_assignment`` releases. Each source notebook is the instructor copy of a student notebook
+(release.instructor_notebook: every exercise cell holds its solution between the course's markers) with
+nbgrader's metadata: the exercise cell is a *solution* cell (grade_id ``<key>_kernel``); the cell that
+checked it becomes a locked, autograded *test* cell worth ``points``, whose source only says
+``cl.exercises.grade("key")``. The reveal cells go. Autograding never runs that cell in the student's
+kernel: course_lib.lab.grader checks the exercise cell's CUDA text in a sandbox, on the exercise's
+shapes and on :func:`hidden_shapes`, drawn at grading time from the seed, the student and the assignment
+(so they differ per term and per student; together they take every residue of rows and cols modulo the
+exercise's tile), and its verdict becomes the cell's output (course_lib.lab.nbgrader_hooks). This module
+writes files and never imports nbgrader.
 """
 from __future__ import annotations
 
 import copy
+import glob
 import hashlib
 import math
 import random
@@ -36,6 +40,7 @@ from .release import exercise_cells, instructor_notebook
 POINTS = 2
 COURSE_ID = "transpose-course"
 SEED_FILE = ".course_lib_seed"        # in the course folder, beside nbgrader_config.py
+BACKUPS = ".course_lib_backups"       # COURSE/.course_lib_backups/<assignment>/: kept edits, outside source/
 CONFIG = '''\
 # nbgrader's configuration for the transpose course, written by `python -m course_lib instructor nbgrader`.
 # configure() gives each released %%cuda exercise the course's own stub and grades in a sandbox: the
@@ -156,6 +161,24 @@ def source_notebook(nb, name: str, points: int = POINTS):
     return out
 
 
+def _keep_edits(target: Path, text: str, out: Path, log) -> None:
+    """Keep the instructor's edited `target` (and any copy an older export kept beside it, where nbgrader
+    would release it) in out/BACKUPS/<assignment>/ before `text` replaces it."""
+    into = out / BACKUPS / target.parent.name
+    older = target.parent.glob(f"{glob.escape(target.stem)}.before-*{glob.escape(target.suffix)}")
+    for stray in sorted(older):
+        into.mkdir(parents=True, exist_ok=True)
+        moved, n = into / stray.name, 2
+        while moved.exists():                                               # never over a kept copy
+            moved, n = into / f"{stray.stem}-{n}{stray.suffix}", n + 1
+        stray.replace(moved)
+        log(f"{out}: moved {stray.relative_to(out)} to {moved.relative_to(out)}: in source/, nbgrader releases "
+            f"it to students (released since? `nbgrader generate_assignment --force {target.parent.name}`)")
+    if kept := folders.keep_if_changed(target, text, into):               # never lose an instructor's edit
+        log(f"{out}: kept your edited {target.relative_to(out)} as {kept.relative_to(out)} "
+            "(outside source/: nbgrader never releases it)")
+
+
 def export(paths, out, points: int = POINTS, log=print) -> dict[str, Path]:
     """Write nbgrader's source layout for the notebooks among `paths` that have exercises, and
     nbgrader_config.py; {assignment: source notebook path}. An existing nbgrader_config.py is kept."""
@@ -167,8 +190,7 @@ def export(paths, out, points: int = POINTS, log=print) -> dict[str, Path]:
         source = source_notebook(copy.deepcopy(nb), p.name, points)
         target = out / "source" / p.stem / p.name
         target.parent.mkdir(parents=True, exist_ok=True)
-        if kept := folders.keep_if_changed(target, nbf.writes(source)):    # never lose an instructor's edit
-            log(f"{target.parent}: kept your edited {target.name} as {kept.name}")
+        _keep_edits(target, nbf.writes(source), out, log)
         nbf.write(source, target)
         done[p.stem] = target
         keys = [ec.key for ec in exercise_cells(nb, p.name)]

@@ -90,6 +90,55 @@ def test_nbgrader_export_keeps_the_instructors_edited_source_notebook(tmp_path, 
     source.write_text(edited)
     capsys.readouterr()
     assert I.main(["nbgrader", "--out", str(course), NB04]) == 0
-    (kept,) = [p for p in source.parent.iterdir() if p != source]
+    assert sorted(p.name for p in source.parent.iterdir()) == [source.name]     # kept outside source/
+    (kept,) = (course / ".course_lib_backups" / source.parent.name).iterdir()
+    assert kept.name.startswith("04_shared_memory_tiles.before-") and kept.suffix == ".ipynb"
     assert kept.read_text() == edited and source.read_text() != edited
-    assert f"kept your edited {source.name} as {kept.name}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"kept your edited {source.relative_to(course)} as {kept.relative_to(course)}" in out
+
+
+def test_nbgrader_export_moves_a_kept_notebook_an_older_export_left_in_source(tmp_path, capsys):
+    """A course folder an older course_lib wrote may hold NAME.before-<date-time>.ipynb in
+    source/<assignment>/, where nbgrader releases it: the next export moves it out, and says so."""
+    course = tmp_path / "course"
+    assert I.main(["nbgrader", "--out", str(course), NB04]) == 0
+    source = course / "source" / "04_shared_memory_tiles" / "04_shared_memory_tiles.ipynb"
+    stray = source.with_name("04_shared_memory_tiles.before-20260101-120000.ipynb")
+    stray.write_text("the instructor's old notebook\n")
+    capsys.readouterr()
+    assert I.main(["nbgrader", "--out", str(course), NB04]) == 0
+    moved = course / ".course_lib_backups" / source.parent.name / stray.name
+    assert sorted(p.name for p in source.parent.iterdir()) == [source.name]
+    assert moved.read_text() == "the instructor's old notebook\n"
+    assert f"moved {stray.relative_to(course)} to {moved.relative_to(course)}" in capsys.readouterr().out
+
+
+def test_nbgrader_release_never_holds_the_kept_source_notebook(tmp_path, capsys):
+    """Before: the kept NAME.before-<date-time>.ipynb sat in source/<assignment>/, and `nbgrader
+    generate_assignment` released it as a second notebook of the assignment: a student would have
+    received the instructor's earlier notebook, solutions and all."""
+    pytest.importorskip("nbgrader", reason="nbgrader comes with the [instructor] extra (Python >= 3.11)")
+    import subprocess
+    import sys
+    course, home, a = tmp_path / "course", tmp_path / "home", "04_shared_memory_tiles"
+    home.mkdir()
+    assert I.main(["nbgrader", "--out", str(course), NB04]) == 0
+    source = course / "source" / a / f"{a}.ipynb"
+    source.write_text(source.read_text().replace("Shared", "SHARED", 1))
+    capsys.readouterr()
+    assert I.main(["nbgrader", "--out", str(course), NB04]) == 0
+    out = capsys.readouterr().out
+    env = dict(os.environ, HOME=str(home), PYTHONPATH=str(REPO),
+               PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))   # alembic
+    r = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", a], cwd=course, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "ERROR" not in r.stderr, r.stderr[-4000:]
+    released = sorted(str(p.relative_to(course / "release" / a)) for p in (course / "release" / a).rglob("*"))
+    assert released == [source.name]                                  # the assignment's own notebook only
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:     # what `nbgrader db assignment list` shows
+        assert [nb.name for nb in gb.find_assignment(a).notebooks] == [a]
+    assert sorted(p.name for p in source.parent.iterdir()) == [source.name]      # nothing beside it in source/
+    (kept,) = [p for p in course.rglob("*.before-*") if p.is_file()]
+    assert kept.read_text().count("SHARED") == 1 and str(kept.relative_to(course)) in out
