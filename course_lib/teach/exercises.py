@@ -98,6 +98,10 @@ def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shap
         exercises.check("padded_tile", transpose_padded)
         exercises.check("padded_tile", transpose_padded, shapes=[(33, 70), (200, 31)])
     """
+    if not isinstance(exercise, (str, Exercise)) and isinstance(kernel, str) and kernel in EXERCISES:
+        raise NotFound(f"check's first argument is the exercise and its second the kernel; this call gave "
+                       f"{type(exercise).__name__} first and the exercise {kernel!r} second",
+                       hint=f"cl.exercises.check({kernel!r}, your_kernel)")
     ex = exercise if isinstance(exercise, Exercise) else get(exercise, student)     # get(None): NotFound, with the keys
     if shapes is not None:
         ex = dataclasses.replace(ex, shapes=_shapes(ex, shapes))

@@ -17,6 +17,9 @@ def test_check_without_an_exercise_names_the_exercises():
     with pytest.raises(cl.KernelError) as e:
         cl.exercises.check(None, None)
     assert "no exercise None" in e.value.message and "shared_tile" in e.value.hint
+    with pytest.raises(cl.KernelError) as e:                 # the two arguments swapped
+        cl.exercises.check(None, "shared_tile")
+    assert "first argument is the exercise" in e.value.message and "check('shared_tile', your_kernel)" in e.value.hint
 
 
 PIPELINE = r'''
