@@ -139,8 +139,11 @@ def _disk_load(k, compiled_type):
         cubin = blob.read_bytes() if isinstance(d, dict) and d.get("has_cubin") is True else None
     except OSError:
         cubin = b""                                   # announced but unreadable: fails the hash below
-    if not _trusted(d, cubin):
-        damaged(meta, "a field or a hash does not match")
+    if not _trusted(d, None):
+        damaged(meta, "a field or the PTX's hash does not match")
+        return _discard(meta, blob)
+    if not _trusted(d, cubin):                        # the listing is sound: the machine code is what broke
+        damaged(blob, "its hash does not match the one its listing holds")
         return _discard(meta, blob)
     return compiled_type(ptx=d["ptx"], cubin=cubin, lowered_names=d["lowered_names"], log=d["log"],
                          arch=d["arch"], entries=d["entries"], machine=d.get("machine", ""))

@@ -68,7 +68,7 @@ def test_a_corrupted_cache_entry_is_recompiled_and_replaced(cache, corrupt):
 
 
 @pytest.mark.parametrize("damage", ["truncated", "missing", "other bytes"])
-def test_a_damaged_cubin_is_recompiled(cache, damage):
+def test_a_damaged_cubin_is_recompiled(cache, damage, capsys):
     nvrtc, tmp = cache
     first = nvrtc.compile_source(SCALE, arch=90, want_cubin=True)
     blob = _entry(tmp, ".cubin")
@@ -77,8 +77,11 @@ def test_a_damaged_cubin_is_recompiled(cache, damage):
     else:
         blob.write_bytes(first.cubin[:64] if damage == "truncated" else bytes(reversed(first.cubin)))
     cache_module.memory.clear()
+    capsys.readouterr()
     assert nvrtc.compile_source(SCALE, arch=90, want_cubin=True).cubin == first.cubin
     assert blob.read_bytes() == first.cubin
+    said = capsys.readouterr().err                  # the warning names the file that broke, not its listing
+    assert f"{blob.name} was damaged" in said and ".json was damaged" not in said
 
 
 # ----------------------------------------------------------------------------- private to this user
