@@ -291,10 +291,8 @@ def main(argv=None) -> int:
         print(f"instructor {args.cmd}: {exc}", file=sys.stderr)
         return 1
     except ModuleNotFoundError as exc:                  # a Python without the course's lab extras
-        print(f"instructor {args.cmd}: this Python ({sys.executable}) has no {exc.name}, which the instructor "
-              f"tools need.\nhint: run them with the course's environment (. .venv/bin/activate), or install "
-              f"the extras here: pip install \"course-lib[instructor]\" (from a checkout: pip install -e \".[instructor]\")",
-              file=sys.stderr)
+        print(f"instructor {args.cmd}: this Python ({sys.executable}) has no {exc.name}, which the instructor tools "
+              f"need.\nhint: activate the course's environment, or: pip install \"course-lib[instructor]\"", file=sys.stderr)
         return 1
 
 

@@ -481,7 +481,7 @@ __global__ void busy(float* out, int n) {
     out = poisoned(16384 * 256, np.float32)
     with pytest.raises(cl.SimulationLimit) as e:               # ~600 instructions x 64 batches: ~5e9 thread-steps
         fn.simulate(16384, 256, (out, np.int32(100)), max_work=10**9, timeout=120)
-    assert e.value.reason == "work" and e.value.message.startswith("Stopped after the first 256 of a grid of 16384")
+    assert e.value.reason == "work" and e.value.message.startswith("Stopped after the first 256 of a grid of 16,384 blocks")
     assert np.isnan(out[256 * 256:]).all()                   # nothing after the first batch ran
     fn.simulate(4, 256, (out, np.int32(100)), max_work=10**9)   # a part of it runs
     assert (out[:1024] == np.float32(sum(range(100)))).all()
