@@ -16,14 +16,9 @@ that would show a solution line are cleared). It refuses to write anything when 
 unbalanced, an exercise cell is not its file's stub, or a solution line would still be visible.
 ``--repo``/``--branch`` rewrite the Colab badge and the clone URL (default: ``course_lab.COURSE_REPO``).
 
-``refresh`` re-executes notebooks in place with nbclient's defaults on the simulator
-(COURSE_LIB_BACKEND=sim), as nbval compares them; a notebook with an unexpected error is not
-written, and one whose outputs did not change is the same bytes (course_lib.stored: the kernelspec
-JupyterLab writes, stable widget ids, no timestamps), so it is not written either.
-
-``nbgrader`` writes an nbgrader course: one assignment per notebook with exercises, in nbgrader's
-source layout, with a locked autograded test cell per exercise (``grading``; docs/INSTRUCTORS.md
-walks from there to a gradebook).
+``refresh`` re-executes notebooks in place on the simulator (course_lib.lab.refresh). ``nbgrader``
+writes an nbgrader course: one assignment per notebook with exercises, in nbgrader's source layout,
+with a locked autograded test cell per exercise (``grading``; docs/INSTRUCTORS.md, section 6).
 
 ``check`` verifies each notebook's Colab badge and install cell (colab.check_colab_cell), that
 opening it in JupyterLab would not change it (``--fix-metadata``), and each exercise: its cells are
@@ -233,6 +228,12 @@ def check(paths, fix_urls=False, sync=False, log=print, fix_metadata=False, fix_
     return ok
 
 
+def _without(cmd: str, module: str) -> int:
+    print(f"instructor {cmd}: this Python ({sys.executable}) has no {module}, which the instructor tools need."
+          f"\nhint: activate the course's environment, or: pip install \"course-lib[instructor]\"", file=sys.stderr)
+    return 1
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m course_lib instructor", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -291,9 +292,7 @@ def main(argv=None) -> int:
         print(f"instructor {args.cmd}: {exc}", file=sys.stderr)
         return 1
     except ModuleNotFoundError as exc:                  # a Python without the course's lab extras
-        print(f"instructor {args.cmd}: this Python ({sys.executable}) has no {exc.name}, which the instructor tools "
-              f"need.\nhint: activate the course's environment, or: pip install \"course-lib[instructor]\"", file=sys.stderr)
-        return 1
+        return _without(args.cmd, exc.name)
 
 
 if __name__ == "__main__":
