@@ -31,7 +31,7 @@ from .measured import _table
 PROSE = "h100_2026-11-26/rounds_prose.json"
 BLOCKS = "h100_2026-11-26/rounds_blocks.json"
 LATENCY = "h100_2026-11-26/latency.json"
-SMALL = "h100_2026-11-27_small/rounds_small.json"    # 1000 x 1030 bytes and halves: pieces against torch.compile
+SMALL = "h100_2026-11-27_small/rounds_small_final.json"   # 1000 x 1030 bytes and halves: pieces against torch.compile
 
 
 @dataclass(frozen=True)

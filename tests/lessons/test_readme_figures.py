@@ -70,3 +70,6 @@ def test_the_readme_s_pieces_sentence_is_the_small_run():
     pieces, triton = (rounds.value(run, "uint8", (1000, 1030), k) for k in ("pieces", "torch.compile"))
     assert f"it reaches {pieces.median:.3f} of a copy against torch.compile's {triton.median:.3f} for bytes" in text
     assert f"{rounds.compare(pieces, triton)}" == "within noise" and "for bytes, within noise" in text
+    pieces, triton = (rounds.value(run, "float16", (1000, 1030), k) for k in ("pieces", "torch.compile"))
+    assert f"and {pieces.median:.3f} against {triton.median:.3f} for halves, every round ahead" in text
+    assert pieces.low > triton.high and rounds.compare(pieces, triton) == "within noise"
