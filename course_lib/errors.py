@@ -16,6 +16,8 @@ full traceback, for working on course_lib itself).
 :func:`gives_memory_back` wraps the entry points of a run (``Function.simulate``,
 ``Simulator.run``): an exception that leaves them (an error, Ctrl-C) carries no local variables of
 the run's finished frames, so the traceback IPython keeps (``sys.last_traceback``) holds no arrays.
+A frame keeps its *function* though, and an instruction's closure holds the simulated launch: the
+simulator's ``Program`` drops what it holds when a run stops (``Program.release``).
 
 This module only formats; it knows nothing about NVRTC, CuPy or the simulator.
 """
@@ -60,7 +62,7 @@ class KernelError(Exception):
     # COURSE_LIB_TRACEBACK=1 brings the full traceback back (for working on course_lib).
     @property
     def _render_traceback_(self):
-        if os.environ.get("COURSE_LIB_TRACEBACK"):
+        if keeps_everything():
             raise AttributeError("_render_traceback_")
         return self._notebook_lines
 
@@ -172,13 +174,20 @@ def _outermost_caller(tb) -> str | None:
     return f"{name}, line {f.lineno}" + (f": {f.line.strip()}" if f.line else "")
 
 
+def keeps_everything() -> bool:
+    """``COURSE_LIB_TRACEBACK=1``: full tracebacks, and a stopped run's frames and state kept in them,
+    for post-mortem debugging of course_lib itself."""
+    return bool(os.environ.get("COURSE_LIB_TRACEBACK"))
+
+
 def release_frames(exc: BaseException) -> None:
     """Clear the local variables of the finished frames in `exc`'s traceback and in those of the
     exceptions it carries (``__context__``, ``__cause__``): an interrupted simulation's arrays are
     otherwise alive as long as the traceback is (IPython keeps the last one). Frames still running
-    (the caller's) are left as they are. ``COURSE_LIB_TRACEBACK=1`` keeps everything, for post-mortem
-    debugging of course_lib itself."""
-    if os.environ.get("COURSE_LIB_TRACEBACK"):
+    (the caller's) are left as they are. Python 3.11's ``frame.clear()`` leaves each frame its function,
+    and so a closure's cells: what a run's closures hold is the run's to drop (``Program.release``).
+    ``COURSE_LIB_TRACEBACK=1`` keeps everything (:func:`keeps_everything`)."""
+    if keeps_everything():
         return
     seen = set()
     while exc is not None and id(exc) not in seen:

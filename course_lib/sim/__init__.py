@@ -51,7 +51,11 @@ def simulate(fn, launch, **options) -> SimRun:
     (grid, block, args converted to the kernel's types, shared_mem)."""
     kernel, grid, block = fn.kernel, launch.grid, launch.block
     memory = GlobalMemory()
-    params, offsets, write_back = param_ops.place_arguments(fn, launch.args, memory)
+    try:
+        params, offsets, write_back = param_ops.place_arguments(fn, launch.args, memory)
+    except BaseException:       # stopped while placing: a kept traceback holds its closure, which holds memory
+        memory.buffers.clear()  # (the Program drops its own when stopped: executor.Program.release)
+        raise
     program = Program(fn.module.parsed, kernel, grid=grid, block=block, params=params,
                       param_offsets=offsets, globals_=memory, dynamic_shared=int(launch.shared_mem),
                       source=fn.module.code, filename=fn.module.filename, **_trace(options, grid))
