@@ -315,7 +315,8 @@ def test_a_notebook_stores_figure_json_only_and_stays_small(tmp_path):
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     # nbclient's defaults, as a regeneration tool would run it (store_widget_state=False crashes
     # nbclient 0.11 on Output widgets); widget state then goes to metadata.widgets
-    nbclient.NotebookClient(nb, kernel_name="python3", allow_errors=True, timeout=300).execute()
+    # 60 s a cell: a stall of nbclient on widget cells lasts until the timeout (jupyter/nbclient#312)
+    nbclient.NotebookClient(nb, kernel_name="python3", allow_errors=True, timeout=60).execute()
     path = tmp_path / "t.ipynb"
     nbformat.write(nb, path)
     raw = path.read_text()
