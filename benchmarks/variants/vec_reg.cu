@@ -1,5 +1,7 @@
 // vec_reg.cu: an A/B candidate for vec_out on small matrices of 1- and 2-byte elements, with no
-// shared memory at all (benchmarks/rounds.py small registers it as `reg`).
+// shared memory at all (benchmarks/rounds.py small registers it as `reg`). The prototype of
+// kernels/pieces.cu, kept because benchmarks/results/h100_2026-11-27_small records sweeps of its
+// layouts (one and four columns per thread too); the course kernel is pieces.cu.
 //
 // Same template, tile and block as vec_out (a TILE x TILE tile per block of TILE x BLOCK_ROWS
 // threads), so the catalog launches it unchanged. Each thread takes an 8 x W piece (W = 2 or 1
