@@ -35,7 +35,7 @@ from .. import gpu as gpu_module
 from .. import transposes
 from ..errors import ArgumentError, KernelError, NotFound, SimulationLimit  # noqa: F401  (this module's API)
 from .exercise import Exercise, Report, expected, input_for, output_for  # noqa: F401
-from .exercise_list import EXERCISES, define  # noqa: F401
+from .exercise_list import BROKEN, EXERCISES, define  # noqa: F401
 from .properties import (  # noqa: F401
     Property,
     Shape,
@@ -48,8 +48,9 @@ from .properties import (  # noqa: F401
     uses_shared,
     vector_width,
 )
-from . import footprint, solutions, variants
-from .runs import find_kernel, run_on_gpu, run_shapes
+from . import footprint, signature, solutions, variants
+from .given import find_kernel
+from .runs import run_on_gpu, run_shapes
 from .solutions import Revealed, body, has_solution, solved, strip_solutions  # noqa: F401
 
 PASSED: set[str] = set()       # exercises whose check passed in this Python session
@@ -60,6 +61,8 @@ def get(key: str, student: str | None = None) -> Exercise:
     its repr tells the student what to write.  get("vectorized")"""
     if isinstance(key, str) and key in EXERCISES:
         return variants.exercise(key, student)
+    if isinstance(key, str) and key in BROKEN:
+        raise BROKEN[key]
     close = difflib.get_close_matches(str(key), list(EXERCISES), n=2)
     raise NotFound(f"no exercise {key!r}", hint=(f"did you mean {' or '.join(map(repr, close))}? " if close else "")
                    + f"the exercises: {', '.join(EXERCISES)}")
@@ -183,6 +186,8 @@ def grade(exercise, kernel=None, *, shapes=None, student: str | None = None) -> 
 
 
 def _dtype(ex, fn):
+    if ex.custom:
+        return signature.element_dtype(ex.parameters, fn.signature, ex.dtypes)
     sig = fn.signature or []
     d = next((p.dtype for p in sig if p.pointer and p.dtype is not None), None)
     return np.dtype(d) if d is not None else np.dtype(ex.dtypes[0])
@@ -205,10 +210,26 @@ def reveal(key: str, give_up: bool = False) -> Revealed:
                              f"cl.exercises.check('{key}', {ex.kernel}) — read the checker's hints, they say what "
                              "to change. Once it passes, this cell shows the course's solution to compare with "
                              "yours.", False)
+    if ex.reveal == "solution":
+        return _own_solution(key, ex)
     if not ex.reveal or ex.reveal not in transposes.SPECS:
         return Revealed(key, f"Your kernel passed. Exercise '{key}' names no course kernel to compare with "
                              "(reveal = \"NAME\" in its exercise.toml).", False)
     spec = transposes.SPECS[ex.reveal]
-    title = (f"Your kernel passed. The course's version: `{ex.reveal}` — {spec.title} "
-             f"(kernels/{spec.file}, cl.transposes.kernel(\"{ex.reveal}\"))")
-    return Revealed(key, transposes.kernel(ex.reveal).source, True, title)
+    params = dict(ex.reveal_params)
+    t = transposes.kernel(ex.reveal, ex.dtypes[0], **params) if params else transposes.kernel(ex.reveal)
+    made = (f"`{t.name}`, blocks of {t.block[0]}x{t.block[1]} threads" if params else f"`{ex.reveal}`")
+    title = (f"Your kernel passed. The course's version: {made} — {spec.title} "
+             f"(kernels/{spec.file}, cl.transposes.kernel(\"{ex.reveal}\"" +
+             "".join(f", {k}={v!r}" for k, v in params.items()) + "))")
+    return Revealed(key, t.source, True, title)
+
+
+def _own_solution(key, ex) -> Revealed:
+    """reveal = "solution": this exercise's own solution for the student's parameters, where solutions are kept."""
+    if key not in solutions.keys():
+        return Revealed(key, f"Your kernel passed. The course's solution of '{key}' stays with the instructors: this "
+                             "installation carries no solution files (compare yours with a classmate's).", False)
+    text = solutions.solved(solutions.body(key, dict(ex.params) or None))
+    return Revealed(key, text + "\n", True, f"Your kernel passed. The course's solution of '{key}'"
+                    + (f" for your variant ({ex.variant})" if ex.variant else ""))

@@ -15,18 +15,16 @@ report text beyond each problem's (what, hint).
 """
 from __future__ import annotations
 
-import dataclasses
 import re
 
 import numpy as np
 
 from ..compile.source import C_NAME
 from ..errors import KernelError, SimulationLimit
-from ..kernel.module import Function, Template
 from ..transposes import verify
 from ..transposes.data import poisoned
-from . import origin, sensors, simulated
-from .exercise import expected, input_for, output_for
+from . import cases, outputs, simulated
+from .exercise import expected
 from .simulated import LIMITS, SLOW_HINT
 
 BOUNDS = "check the bounds tests: every index must stay inside in and out"
@@ -39,19 +37,17 @@ def needs(ex) -> set:
 
 def run_shapes(ex, fn, dtype, seed):
     """([(Shape, SimRun)], [(Shape, (what, hint))] wrong results, [(Shape, (what, hint))] stopped runs).
-    Each Shape carries the exercise's tile, block and element type; each run records what the
+    Each Shape carries the exercise's tile, block and element type (``cases``); each run records what the
     exercise's properties need (``needs``): its owners, and for a right result its shared_flow."""
     runs, wrong, crashes = [], [], []
     wanted = needs(ex)
+    shared = cases.shared_arrays(getattr(fn.module, "code", ""))
     for i, shape in enumerate(ex.shapes):
-        a, on = input_for(ex, shape, dtype, seed + i)
-        on = dataclasses.replace(on, tile=tuple(ex.tile) if ex.tile else None, block=tuple(ex.block),
-                                 ctype=C_NAME[np.dtype(dtype)])
-        out = output_for(ex, a)
+        c = cases.case(ex, shape, dtype, seed + i, shared)
+        on = c.on
         grid, block = ex.launch(on.rows, on.cols, on.batch)
         try:
-            run = simulated.launch(fn, grid, block, (out, a, np.int32(on.rows), np.int32(on.cols)),
-                                   owners="owners" in wanted)
+            run = simulated.launch(fn, grid, block, c.args, owners="owners" in wanted)
         except SimulationLimit as exc:                 # every other shape would hit the limit too: stop
             crashes.append((on, stopped(ex, fn, dtype, exc, on)))
             break
@@ -65,11 +61,11 @@ def run_shapes(ex, fn, dtype, seed):
                                  "right, try it on a GPU and tell the course's maintainers")))
             break
         runs.append((on, run))
-        problem = diagnose(ex, out, a, run)
+        problem = diagnose(ex, c.out, c.a, run) if c.problem is None else outputs.diagnose(ex, c.problem, run)
         if problem:
             wrong.append((on, problem))
         elif "flow" in wanted:
-            run.shared_flow = simulated.shared_flow(fn, grid, block, a, expected(ex, a), output_for(ex, a))
+            run.shared_flow = simulated.flow(fn, grid, block, *c.again())
     return runs, wrong, crashes
 
 
@@ -81,11 +77,11 @@ def stopped(ex, fn, dtype, exc, shape=None) -> tuple[str, str]:
         return simulated.too_slow(ex, shape, exc, fn)
     if getattr(exc, "reason", "") != "loop":
         return message, exc.hint or SLOW_HINT
-    a, on = input_for(ex, ex.tiny, dtype, 0)
+    c = cases.case(ex, ex.tiny, dtype, 0)
+    on = c.on
     grid, block = ex.launch(on.rows, on.cols, on.batch)
     try:
-        fn.simulate(grid, block, (output_for(ex, a), a, np.int32(on.rows), np.int32(on.cols)), check_races=False,
-                    progress=False, max_steps=20_000, timeout=2.0)
+        fn.simulate(grid, block, c.args, check_races=False, progress=False, max_steps=20_000, timeout=2.0)
     except SimulationLimit:
         return message.replace("probably an infinite loop", f"an endless loop (on a {on} matrix too)"), exc.hint
     except KernelError:
@@ -230,69 +226,27 @@ def _same(x, y):
     return (x == y) | (np.isnan(x) & np.isnan(y)) if x.dtype.kind == "f" else x == y
 
 
-# ---------------------------------------------------------------------------- finding the kernel
-
-def find_kernel(ex, kernel, report):
-    """The compiled Function to check, or None with the reason added to `report`: none found, not a
-    kernel, compiled from the course's sources (``origin``), or not the exercise's parameter list."""
-    if kernel is None:
-        try:
-            from IPython import get_ipython
-            kernel = get_ipython().user_ns.get(ex.kernel)
-        except (ImportError, AttributeError):
-            kernel = None
-        if kernel is None:
-            report.problems.append((f"there is no kernel named {ex.kernel} yet",
-                                    f"run the %%cuda cell that defines __global__ void {ex.kernel}(...) first"))
-            return None
-    if isinstance(kernel, Template):
-        report.problems.append((f"{kernel.name} is a template", f"check one instance: {kernel.name}[np.float32, ...]"))
-        return None
-    if not isinstance(kernel, Function):
-        report.problems.append((f"{kernel!r} is not a compiled kernel",
-                                f"pass the name the %%cuda cell bound, e.g. check('{ex.key}', {ex.kernel})"))
-        return None
-    refused = origin.borrowed(kernel) or sensors.reads_clock(kernel)
-    if refused:
-        report.problems.append(refused)
-        return None
-    sig = kernel.signature or []
-    shape_ok = len(sig) == 4 and sig[0].pointer and sig[1].pointer and not sig[2].pointer and not sig[3].pointer
-    if not shape_ok:
-        have = ", ".join(f"{p.ctype} {p.name}" for p in sig)
-        report.problems.append((f"{kernel.name}({have}) does not take (T* out, const T* in, int rows, int cols)",
-                                "keep the parameter list of the exercise: out first, then in, then rows and cols"))
-        return None
-    types = {p.dtype for p in sig[:2] if p.dtype is not None}
-    if len(types) > 1:
-        report.problems.append((f"{kernel.name} takes out and in of different types ({sig[0].base} and {sig[1].base})",
-                                "out and in hold the same elements: give both the exercise's element type"))
-        return None
-    if types and types.pop() not in [np.dtype(d) for d in ex.dtypes]:
-        report.problems.append((f"{kernel.name} moves {sig[0].base}; this exercise is about "
-                                + ", ".join(C_NAME[np.dtype(d)] for d in ex.dtypes),
-                                "use the element type of the exercise's stub"))
-        return None
-    return kernel
-
-
 # ---------------------------------------------------------------------------- on a GPU
 
 def run_on_gpu(ex, fn, dtype, report, seed):
     """Every shape again on the GPU (through the launch guard); a difference becomes a problem."""
     import cupy as cp
     for i, shape in enumerate(ex.shapes):
-        a, on = input_for(ex, shape, dtype, seed + i)
-        out = cp.asarray(output_for(ex, a))
+        c = cases.case(ex, shape, dtype, seed + i)
+        on = c.on
         grid, block = ex.launch(on.rows, on.cols, on.batch)
+        device = tuple(cp.asarray(x) if isinstance(x, np.ndarray) else x for x in c.args)
         try:
-            fn(grid, block, (out, cp.asarray(a), np.int32(on.rows), np.int32(on.cols)))
+            fn(grid, block, device)
             cp.cuda.runtime.deviceSynchronize()
         except Exception as exc:
             report.problems.append((f"on the GPU, a {on} matrix: {str(exc).splitlines()[0]}",
                                     "the simulator passed it: look for a race or an uninitialised read"))
             return
-        problem = diagnose(ex, out.get(), a)
+        for x, d in zip(c.args, device):               # what the GPU wrote, where the checker looks
+            if isinstance(x, np.ndarray):
+                x[...] = d.get()
+        problem = diagnose(ex, c.out, c.a) if c.problem is None else outputs.diagnose(ex, c.problem)
         if problem:
             report.problems.append((f"on the GPU, a {on} matrix: {problem[0]}",
                                     "the simulator passed it: a missing __syncthreads() shows up only on a GPU sometimes"))
