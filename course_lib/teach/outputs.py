@@ -50,7 +50,8 @@ def _what(ex, a, got, want, bad, kept) -> str:
     n, total = int(bad.sum()), bad.size
     parts = [f"{a.name}: {n} of {total} elements are wrong"]
     if kept.any():
-        parts.append(f"{int(kept.sum())} of them " + ("still hold what they held before (never written)"
+        parts.append(f"{int(kept.sum())} of them " + ("still hold what they held before (never written, or "
+                                                      "written back unchanged)"
                                                       if a.role == "inout" else "were never written (still the poison value)"))
     if got.ndim == 2:
         region = verify.describe_region(bad, ex.tile[0] if ex.tiled else 32)
@@ -65,7 +66,7 @@ def _hint(ex, a, got, want, bad, kept, p) -> str:
     changed = _changed(got[bad & ~kept], want[bad & ~kept], p)
     if changed:
         return changed
-    square = _square_tiles(ex, a, bad, kept)
+    square = _square_tiles(ex, a, bad, kept, got, p.initial.get(a.name))
     if square:
         return square
     if kept.any() and kept.sum() == bad.sum():
@@ -88,12 +89,20 @@ def _changed(got, want, p) -> str | None:
             "type, or bytes mixed up) — keep the elements of the exercise's type from the load to the store")
 
 
-def _square_tiles(ex, a, bad, kept) -> str | None:
-    """An in-place transpose of a square matrix: which tiles, on or off the diagonal, are wrong."""
+def _square_tiles(ex, a, bad, kept, got, before) -> str | None:
+    """An in-place transpose of a square matrix: tiles moved but not transposed; or which tiles, on or off
+    the diagonal, are wrong."""
     if a.expect.replace(" ", "") != f"transpose({a.name})" or bad.ndim != 2 or bad.shape[0] != bad.shape[1]:
         return None
     t = ex.tile[0] if ex.tiled else 32
     n = bad.shape[0]
+    r, c = np.nonzero(bad)
+    mr, mc = (c // t) * t + r % t, (r // t) * t + c % t          # the same place in the mirror tile
+    inside = (mr < n) & (mc < n)
+    if before is not None and inside.mean() > 0.9 and _same(got[r[inside], c[inside]],
+                                                             before[mr[inside], mc[inside]]).mean() > 0.9:
+        return (f"the tiles are at their mirror places but not transposed: after the barrier, read the shared tile by "
+                f"column (tile[threadIdx.x][threadIdx.y + j]) so that row r of a {t}x{t} tile becomes its column r")
     k = -(-n // t)
     tiles = np.zeros((k, k), bool)
     for r, c in np.argwhere(bad):

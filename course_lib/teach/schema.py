@@ -24,7 +24,7 @@ HINT = "docs/INSTRUCTORS.md §7 lists every key of exercise.toml, its type and a
 KINDS = ("tile", "batched", "grid-stride", "custom")
 PROPERTIES = ("coalesced", "no_bank_conflicts", "no_races", "no_uninitialized_reads", "uses_shared",
               "vector_width", "async_copies", "each_element_once", "pipelined", "within_budget")
-_IDENT = re.compile(r"[A-Za-z_]\w*")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PARAM = re.compile(r"[A-Z][A-Z0-9_]*")
 
 # key: (type, default, meaning) — the docs' table, row for row
@@ -90,7 +90,7 @@ def _type_problem(kind: str, v) -> str | None:
     sizes = lambda lo, hi: isinstance(v, list) and lo <= len(v) <= hi and all(map(_size, v))   # noqa: E731
     ok = {
         "str": lambda: isinstance(v, str), "bool": lambda: isinstance(v, bool), "int>=0": lambda: is_int and v >= 0,
-        "lesson": lambda: isinstance(v, str) and re.fullmatch(r"\d\d", v) is not None,
+        "lesson": lambda: isinstance(v, str) and re.fullmatch(r"[0-9][0-9]", v) is not None,
         "ident": lambda: isinstance(v, str) and _IDENT.fullmatch(v) is not None and len(v) <= 64,
         "kind": lambda: isinstance(v, str) and v in KINDS, "role": lambda: v in ("in", "out", "inout"),
         "table": lambda: isinstance(v, dict), "params": lambda: isinstance(v, dict),

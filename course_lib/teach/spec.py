@@ -147,6 +147,7 @@ def _build(key: str, data: dict, values: dict, where: str) -> Exercise:
     shapes = tuple(tuple(num(n, f"shapes[{i}]") for n in s) for i, s in enumerate(data.get("shapes", verify.SHAPES)))
     hidden = data.get("hidden", {})
     _shapes_fit(shapes, hidden, where)
+    _sizes_fit(block, tile, trees, shapes)
     batched = len(shapes[0]) == 3
     args = (signature.declare(render(data["signature"], values), data.get("args", {}), batched, where)
             if "signature" in data else signature.default(bool(data.get("copy", False)), batched, C_NAME.get(
@@ -178,6 +179,20 @@ def _shapes_fit(shapes, hidden, where) -> None:
         m = hidden.get("multiple_of")
         if m and any(isinstance(x, int) and s[-2 + i] % x for i, x in enumerate(m)):
             raise ValueError(f"shapes: {list(s)} is not a multiple of hidden.multiple_of = {m}")
+
+
+def _sizes_fit(block, tile, trees, shapes) -> None:
+    """Every size above 0, and every grid expression evaluates on every shape (no division by zero)."""
+    for name, sizes in (("launch.block", block), ("launch.tile", tile)):
+        if min(sizes) < 1:
+            raise ValueError(f"{name} = {list(sizes)}: every size must be at least 1")
+    for i, t in enumerate(trees):
+        for s in shapes:
+            sizes = dict(zip(("batch", "rows", "cols")[3 - len(s):], s), batch=s[0] if len(s) == 3 else 1)
+            try:
+                expr.evaluate(t, sizes)
+            except expr.ExprError as exc:
+                raise ValueError(f"launch.grid[{i}]: {exc} (on the shape {list(s)})") from None
 
 
 def _reveal(value, values) -> tuple:
