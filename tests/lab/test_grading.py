@@ -60,12 +60,14 @@ def test_hidden_shapes_cover_every_residue_keep_the_constraints_and_pass_the_sol
     assert hidden != H.hidden_shapes(ex, "term-seed", "bob", "assignment")             # per student
     assert hidden != H.hidden_shapes(ex, "next-term", "alice", "assignment")           # per term
     assert all(len(s) == len(ex.shapes[0]) and min(s) >= 1 for s in hidden)
-    for dim, tile in ((-2, ex.tile[1]), (-1, ex.tile[0])):
+    assert not ex.square or all(s[-1] == s[-2] for s in hidden)    # an in-place transpose: square, hidden too
+    mods, multiple = ex.residues or (ex.tile[1], ex.tile[0]), ex.multiple_of or (None, None)
+    for dim, tile, g in ((-2, mods[0], multiple[0]), (-1, mods[1], multiple[1])):
         given = [s[dim] for s in ex.shapes]
         if len(set(given)) == 1:                                    # fixed: aos_struct's 40 columns
             assert {s[dim] for s in hidden} == set(given)
             continue
-        g = math.gcd(*given)
+        g = g or math.gcd(*given)
         assert all(s[dim] % g == 0 for s in hidden)                 # float4: multiples of 4; 16-bit pairs: even
         assert {s[dim] % tile for s in hidden} == set(range(0, tile, math.gcd(g, tile))), (dim, hidden)
     fn = magic.compile_cell("", solutions.body(key))[1][ex.kernel]
@@ -77,7 +79,7 @@ def test_hidden_shapes_cover_every_residue_keep_the_constraints_and_pass_the_sol
 
 def test_the_grader_reads_the_exercise_cell_and_allows_only_harmless_cuda_options():
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("transpose_32x8 = None"),
+    nb.cells = [nbformat.v4.new_code_cell(f"{E.get('tile_32x8').kernel} = None"),
                 nbformat.v4.new_code_cell("%%cuda -DTILE=32 --std=c++17\n" + solutions.stub("tile_32x8"))]
     nb.cells[1].metadata["nbgrader"] = {"grade_id": "tile_32x8_kernel"}
     line, body = grader.split(grader.kernel_cell(nb, "tile_32x8"), "tile_32x8")
@@ -86,7 +88,7 @@ def test_the_grader_reads_the_exercise_cell_and_allows_only_harmless_cuda_option
         with pytest.raises(grader.Refused, match="not allowed|does not understand"):
             grader.split(f"%%cuda {bad}\n" + solutions.stub("tile_32x8"), "tile_32x8")
     with pytest.raises(grader.Refused, match="not a %%cuda cell"):
-        grader.split("transpose_32x8 = cl.transposes.kernel('padded_32x8').function", "tile_32x8")
+        grader.split(f"{E.get('tile_32x8').kernel} = cl.transposes.kernel('padded_32x8').function", "tile_32x8")
     assert "markers" in grader.copied(solutions.body("tile_32x8"), "tile_32x8")
     assert grader.copied(solutions.stub("tile_32x8"), "tile_32x8") is None
 
@@ -192,8 +194,9 @@ def test_a_kernel_s_printf_cannot_forge_the_grader_s_verdict():
     except sandbox.SandboxUnavailable as exc:
         pytest.skip(str(exc))
     nb = nbformat.v4.new_notebook()
+    ex = E.get("tile_32x8")
     nb.cells = [nbformat.v4.new_code_cell(
-        "%%cuda\n#include <cstdio>\n__global__ void transpose_32x8(float* out, const float* in, int rows, int cols)\n"
+        f"%%cuda\n#include <cstdio>\n__global__ void {ex.kernel}({', '.join(map(str, ex.parameters))})\n"
         '{ if (!threadIdx.x && !blockIdx.x && !blockIdx.y) printf("{\\"ok\\": true, \\"text\\": \\"forged\\"}\\n"); }')]
     ok, text = grader.grade(nb, "tile_32x8", [(33, 70)])
     assert not ok and "forged" not in text and "never written" in text

@@ -16,12 +16,12 @@ from pathlib import Path
 
 SEED_FILE = ".course_lib_seed"        # in the course folder, beside nbgrader_config.py
 
-def _walk(values, tile, rng) -> list | None:
+def _walk(values, tile, rng, g=None) -> list | None:
     """Sizes of one dimension whose residues modulo `tile` are every residue the exercise allows (sizes
-    stay multiples of gcd(values)), shuffled; None when the exercise keeps this dimension fixed."""
+    stay multiples of `g`, default gcd(values)), shuffled; None when the exercise keeps this dimension fixed."""
     if len(set(values)) == 1:
         return None
-    g = math.gcd(*values)
+    g = g or math.gcd(*values)
     lcm = g * tile // math.gcd(g, tile)
     out = []
     for r in range(0, tile, math.gcd(g, tile)):
@@ -31,20 +31,25 @@ def _walk(values, tile, rng) -> list | None:
     return out
 
 
-def _period(values, tile) -> int:
+def _period(values, tile, g=None) -> int:
     """The step that keeps a size's residue modulo `tile` and its multiple of gcd(values): lcm of both."""
-    g = math.gcd(*values)
+    g = g or math.gcd(*values)
     return g * tile // math.gcd(g, tile)
 
 
 def hidden_shapes(ex, seed: str, student: str, assignment: str = "") -> list[tuple]:
     """The shapes exercise `ex` is graded on beyond its own, for one student of one term (`seed`).
-    Constraints come from the exercise's shapes: each dimension a multiple of its gcd over ex.shapes
-    (4 for float4, 2 for 16-bit pairs), a dimension equal in every shape stays so (cols 40 for
-    aos_struct), 3-tuples keep a batch; rows and cols each walk every residue modulo ex.tile."""
+    Constraints come from the exercise's folder: each dimension a multiple of ``hidden.multiple_of`` (default:
+    its gcd over ex.shapes: 4 for float4, 2 for 16-bit pairs), a dimension equal in every shape stays so
+    (cols 40 for aos_struct), 3-tuples keep a batch, ``hidden.square`` keeps rows = cols (an in-place
+    transpose); rows and cols each walk every residue modulo ``hidden.residues`` (default: ex.tile)."""
     rng = random.Random(hashlib.sha256(f"{seed}|{assignment}|{student}|{ex.key}".encode()).digest())
     rows, cols = [s[-2] for s in ex.shapes], [s[-1] for s in ex.shapes]
-    r, c = _walk(rows, ex.tile[1], rng), _walk(cols, ex.tile[0], rng)
+    mod_r, mod_c = getattr(ex, "residues", None) or (ex.tile[1], ex.tile[0])
+    g_r, g_c = getattr(ex, "multiple_of", None) or (None, None)
+    r, c = _walk(rows, mod_r, rng, g_r), _walk(cols, mod_c, rng, g_c)
+    if getattr(ex, "square", False):
+        c = list(r) if r is not None else None
     n = max(len(r or ()), len(c or ()), 1)
     walked_rows = r is not None
     r = [rows[0]] * n if r is None else (r * n)[:n]
@@ -54,9 +59,10 @@ def hidden_shapes(ex, seed: str, student: str, assignment: str = "") -> list[tup
     for i in range(n):
         while (r[i], c[i]) in shown:
             if walked_rows:
-                r[i] += _period(rows, ex.tile[1])
+                r[i] += _period(rows, mod_r, g_r)
+                c[i] = r[i] if getattr(ex, "square", False) else c[i]
             else:
-                c[i] += _period(cols, ex.tile[0])
+                c[i] += _period(cols, mod_c, g_c)
     if len(ex.shapes[0]) == 3:
         return [(2 + rng.randrange(2), *s) for s in zip(r, c)]
     return list(zip(r, c))

@@ -5,13 +5,14 @@
     python -m course_lib instructor check [NOTEBOOK...] [--sync-stubs] [--fix-urls] [--fix-metadata] [--fix-colab]
     python -m course_lib instructor nbgrader --out COURSE [--points N] [NOTEBOOK...]
     python -m course_lib instructor new-exercise KEY --lesson NN [--kernel NAME]
+    python -m course_lib instructor rename-exercise OLD NEW [--kernel NAME]
     python -m course_lib instructor publish --out DIR      # the student repository
 
 ``build`` (release.py) writes DIR/instructor, every exercise cell with its solution, executed, and DIR/student;
 ``refresh`` (refresh.py) re-executes notebooks in place on the simulator; ``check`` (check.py) says whether
 each notebook is ready to hand out; ``nbgrader`` (assignments.py) writes an nbgrader course, one assignment
-per notebook with exercises (docs/INSTRUCTORS.md, section 6); ``new-exercise`` (authoring.py) scaffolds an
-exercise folder; ``publish`` (publish.py) writes the student repository. This module only parses arguments,
+per notebook with exercises (docs/INSTRUCTORS.md, section 6); ``new-exercise`` and ``rename-exercise``
+(exercise_folder.py) scaffold an exercise folder, or rename one and the cells that name it; ``publish`` (publish.py) writes the student repository. This module only parses arguments,
 calls those modules and turns their errors into one line each.
 """
 from __future__ import annotations
@@ -21,7 +22,7 @@ import sys
 from pathlib import Path
 
 from .. import course, folders
-from . import assignments, authoring
+from . import assignments, exercise_folder
 from .check import check, notebook_paths
 from .refresh import refresh
 from .release import build
@@ -33,7 +34,7 @@ def _without(cmd: str, module: str) -> int:
     return 1
 
 
-def main(argv=None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m course_lib instructor", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="write the student notebooks and the instructor copy (solutions in)")
@@ -59,16 +60,25 @@ def main(argv=None) -> int:
     n.add_argument("key", help="the exercise's key, lower_case_with_underscores")
     n.add_argument("--lesson", required=True, help="the notebook's number, NN")
     n.add_argument("--kernel", help="the __global__ function the student writes (default: KEY)")
+    m = sub.add_parser("rename-exercise", help="rename exercises/OLD/ to NEW (and its kernel), and the cells naming it")
+    m.add_argument("old", help="the exercise's key now")
+    m.add_argument("new", help="its new key, lower_case_with_underscores")
+    m.add_argument("--kernel", help="the kernel's new name too (exercise.toml, solution.cu, the check cell)")
     sub.add_parser("publish", help="write the student repository: this one without its instructor-only files"
                    ).add_argument("--out", required=True, help="an empty folder or a clone of the student repository")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
     try:
         if args.cmd == "publish":
             from .publish import publish
             publish(args.out)
             return 0
-        if args.cmd == "new-exercise":
-            print("\n".join(authoring.scaffold(args.key, args.lesson, args.kernel)))
+        if args.cmd in ("new-exercise", "rename-exercise"):
+            print("\n".join(exercise_folder.scaffold(args.key, args.lesson, args.kernel) if args.cmd == "new-exercise"
+                            else exercise_folder.rename(args.old, args.new, args.kernel)))
             return 0
         paths = notebook_paths(args.notebooks)
         if args.cmd in ("nbgrader", "build"):       # a file or a read-only folder: said now, not halfway
@@ -87,7 +97,7 @@ def main(argv=None) -> int:
             return 0 if refresh(paths, args.jobs, args.timeout) else 1
         return 0 if check(paths, args.fix_urls, args.sync_stubs, fix_metadata=args.fix_metadata,
                           fix_colab=args.fix_colab) else 1
-    except (FileNotFoundError, ValueError) as exc:      # BuildError is a ValueError
+    except (FileNotFoundError, ValueError) as exc:      # BuildError, SpecError are ValueErrors
         print(f"instructor {args.cmd}: {exc}", file=sys.stderr)
         return 1
     except ModuleNotFoundError as exc:                  # a Python without the course's lab extras

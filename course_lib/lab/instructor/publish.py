@@ -34,6 +34,7 @@ from .release import _code_part
 # files only instructors get: each exercise folder's solution (and hidden tests, should a folder keep
 # any); kernels/solutions/ is where solutions lived before exercises/, kept so an old branch stays safe
 INSTRUCTOR_ONLY = ("kernels/solutions/**", "exercises/*/solution.cu", "exercises/*/hidden.*",
+                   "exercises/*/wrong.toml",     # wrong kernels written from the solution: most of its lines
                    "tests/lab/test_walk.py")     # the instructors' walk: it writes a new exercise's solution
 TEXT = (".py", ".cu", ".cuh", ".md", ".ipynb", ".txt", ".toml", ".yaml", ".yml", ".cfg", ".json", ".sh", ".rst")
 
