@@ -7,8 +7,8 @@
 solution passes the checker, its stub does not), ``stub.cu`` and a ``wrong.toml`` to fill in. :func:`rename`
 moves ``exercises/OLD/`` to ``exercises/NEW/``, rewrites the key in its files' headers and, with ``kernel``,
 the kernel's name in exercise.toml, solution.cu and wrong.toml; in the lesson's notebook it rewrites the key
-in the get/check/reveal cells and the kernel in the check cell; the exercise cell itself becomes the new
-stub at the next ``check --sync-stubs``, which follows the kernel's new name. Every argument is checked
+in the get/check/reveal cells; the exercise cell becomes the new stub, and the check cell names the new
+kernel, at the next ``check --sync-stubs``, which follows the kernel's new name. Every argument is checked
 first, and a folder that cannot be written is said so, never a traceback. Nothing here runs a kernel.
 """
 from __future__ import annotations
@@ -161,6 +161,8 @@ def rename(old: str, new: str, kernel: str | None = None, root: Path | None = No
 
 
 def _rename_in_notebooks(old, new, lesson, was, kernel, notebooks) -> list[str]:
+    """The key in the lesson's get/check/reveal cells; the kernel's old name stays in the check cell, which is
+    how --sync-stubs finds the exercise cell that still defines it (and then writes both anew)."""
     import nbformat
     folder = Path(notebooks or paths.NOTEBOOKS)
     done = []
@@ -172,8 +174,6 @@ def _rename_in_notebooks(old, new, lesson, was, kernel, notebooks) -> list[str]:
                 continue
             text = re.sub(rf"(exercises\.(?:get|check|reveal|grade|variant|stub)\(\s*)(['\"]){old}\2",
                           rf"\g<1>\g<2>{new}\g<2>", c.source)
-            if kernel:
-                text = re.sub(rf"(exercises\.check\(\s*['\"]{new}['\"]\s*,\s*){was}\b", rf"\g<1>{kernel}", text)
             changed += text != c.source
             c.source = text
         if changed:
