@@ -56,7 +56,8 @@ TOP = {
 LAUNCH = {
     "kind": ("kind", "\"tile\"", "tile (a block per tile), batched (grid.z = batch), grid-stride, custom"),
     "block": ("sizes1-3", "required", "threads per block, each a size"),
-    "tile": ("sizes2", "block (tile, batched only)", "[columns, rows] of in one block covers"),
+    "tile": ("sizes2", "the block's (tile, batched); none otherwise", "[columns, rows] of in one block covers: what "
+             "hints name and hidden shapes walk"),
     "grid": ("grids", "required for grid-stride, custom", "expressions of rows, cols, batch and [params]"),
 }
 ARG = {

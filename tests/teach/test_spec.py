@@ -18,6 +18,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _copy(tmp_path, key="tile_32x8", *edits):
     """A copy of exercises/<key>/ with exercise.toml edited: (old, new) pairs, each old text present."""
+    if not folder(key).is_dir():
+        pytest.skip(f"no exercise {key} in this course (tests/lab/test_walk.py removes it, then adds it back)")
     copy = tmp_path / key
     shutil.copytree(folder(key), copy)
     toml = (copy / "exercise.toml").read_text()
