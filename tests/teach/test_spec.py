@@ -176,3 +176,35 @@ def test_instructor_check_compiles_and_checks_every_variant(tmp_path, monkeypatc
     found = audit.problems("padded_tile")
     assert len(found) == 1 and "does not compile for variants[0] (T = 'half')" in found[0], found
     assert "[[variants]] table" in found[0]
+
+
+def test_the_gpu_rerun_of_a_declared_signature_compares_every_buffer_it_wrote(monkeypatch):
+    """runs.run_on_gpu with a stand-in for CuPy whose 'GPU' is the simulator: the in-place transpose's one buffer
+    and the split's three come back and are compared (benchmarks/gpu_exercises_check.py runs it on a GPU)."""
+    import sys
+    import types
+    from course_lib.notebook import magic
+    from course_lib.teach import exercises as E, runs, solutions
+
+    class Device(np.ndarray):
+        def get(self):
+            return np.array(self)
+    fake = types.SimpleNamespace(asarray=lambda a: np.array(a).view(Device),
+                                 cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(deviceSynchronize=lambda: None)))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    for key in ("inplace", "aos_split"):
+        if not folder(key).is_dir():
+            pytest.skip(f"no exercise {key} in this course")
+        ex = E.get(key)
+        fn = magic.compile_cell("", solutions.body(key))[1][ex.kernel]
+        on_gpu = lambda grid, block, args, fn=fn: fn.simulate(grid, block, args, progress=False, echo=False)  # noqa: E731
+        report = E.Report(key)
+        runs.run_on_gpu(ex, on_gpu, np.float32, report, seed=0)
+        assert report.passed == ["correct on the GPU too"] and not report.problems, repr(report)
+        wrong = magic.compile_cell("", solutions.stub(key))[1][ex.kernel]
+        report = E.Report(key)
+        runs.run_on_gpu(ex, lambda g, b, a: wrong.simulate(g, b, a, progress=False, echo=False), np.float32, report, 0)
+        if key == "inplace":        # its stub writes nothing; the split's stub is right (only slow), and said so
+            assert "on the GPU, a 64x64 matrix: a: 4032 of 4096 elements are wrong" in report.problems[0][0]
+        else:
+            assert report.passed == ["correct on the GPU too"]
