@@ -6,8 +6,9 @@
     a, on = input_for(ex, (1000, 1030), np.float32, seed=0)   # random input and its Shape
     expected(ex, a), output_for(ex, a)    # what a correct kernel writes; a poisoned output
 
-An :class:`Exercise` is a spec: the kernel's name (contract ``T* out, const T* in, int rows,
-int cols``; a copy when ``copy``), its launch (block, and the tile one block covers, so grid =
+An :class:`Exercise` is a spec: the kernel's name and parameters (the course's ``T* out, const T* in,
+int rows, int cols``, a copy when ``copy``; or ``args``, a declared signature: ``signature``, ``cases``),
+its launch (block, and the tile one block covers, so grid =
 ceil(cols / tile_x), ceil(rows / tile_y), batch), the shapes to try — square, non-square, not a
 multiple of the tile, 1xN and Nx1; ``(batch, rows, cols)`` for batched kernels — the
 properties the lesson is about (``properties``), and what a correct kernel must also do

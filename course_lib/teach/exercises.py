@@ -7,13 +7,13 @@
     exercises.grade("shared_tile")            # nbgrader's test cell: prints the report, fails unless ok
     exercises.reveal("shared_tile")           # the course's solution, once check passed (self-study only)
 
-An :class:`Exercise` is a spec: the kernel's name (contract ``T* out, const T* in, int rows,
-int cols``; a copy when ``copy``), its launch (block, and the tile one block covers, so grid =
+An :class:`Exercise` is a spec: the kernel's name and parameters (the course's ``T* out, const T*
+in, int rows, int cols``, a copy when ``copy``, or any list exercise.toml declares: ``signature``), its launch (block, and the tile one block covers, so grid =
 ceil(cols / tile_x), ceil(rows / tile_y), batch), the shapes to try — square, non-square, not a
 multiple of the tile, 1xN and Nx1; ``(batch, rows, cols)`` for batched kernels — and the
 properties the lesson is about (course_lib.properties). ``check`` runs the kernel in the
 simulator on every shape, on random data with a poisoned output, with race checking: every
-element compared, every property judged on every shape, and a barrier some threads skip, an
+element of every buffer the kernel writes compared, every property judged on every shape, and a barrier some threads skip, an
 out-of-bounds or misaligned access, a race or a read of unwritten shared memory on any shape is a
 problem. On a GPU it also runs there. It answers with a :class:`Report` — each problem with a
 hint, or a short success line — and never raises for a wrong kernel.

@@ -2,14 +2,15 @@
 
     runs, wrong, crashes = run_shapes(ex, transpose_tile, np.float32, seed=0)
 
-For exercises.check: finds the student's kernel (by name in the notebook, or the object passed)
-and checks its parameter list; simulates it on every shape of the exercise with race checking
-(random input, poisoned output), turning a KernelError — out of bounds, misaligned, a barrier
+For exercises.check, once ``given`` found the student's kernel and checked its parameter list:
+simulates it on every shape of the exercise with race checking (``cases``: random input, poisoned
+output, for the course's parameter list or a declared one), turning a KernelError — out of bounds, misaligned, a barrier
 some threads skip, an endless loop — into a problem with the simulator's hint (a loop stopped by
 the step limit is called endless only if it does not end on the exercise's tiny shape either;
 otherwise the kernel is slow, and the problem says so); compares every element and picks a hint from where the wrong elements are and what they hold (misplaced
 elements of `in`: an index; values `in` does not hold: a type that changed them on the way; a
-matrix of a batch written by another matrix's blocks: the batch offset); and reruns passing
+matrix of a batch written by another matrix's blocks: the batch offset; a declared signature's
+buffers: ``outputs``); and reruns passing
 kernels on a GPU when there is one. It judges no property (``properties``) and writes no
 report text beyond each problem's (what, hint).
 """
