@@ -46,6 +46,8 @@ from .spaces.memory import GlobalMemory
 
 __all__ = ["simulate", "SimRun"]
 
+kept.watch()     # imported in a notebook's kernel: from now on, a run stopped before its first launch too
+
 
 def simulate(fn, launch, **options) -> SimRun:
     """Simulate ``fn`` (a course_lib Function) for ``launch``, which passed ``Function.check_launch``

@@ -9,10 +9,10 @@ entry point join the traceback only later, as the error travels up: ``Transpose.
 matrix (256 MiB at 8192 x 8192) outlived every variable the student deleted, and clearing
 ``sys.last_traceback`` alone did not free it, for ``InteractiveTB.tb`` held it too (issue 37).
 
-:func:`watch` (each simulated launch calls it; a no-op outside IPython) registers :func:`release`, once
-per IPython shell, for the end of every cell: when the cell's error passed through course_lib, the
-variables of each frame from the outermost course_lib frame inwards are cleared, the frames of the
-libraries course_lib called included. Left as they are: the student's own frames (the cell, and functions
+:func:`watch` (``import course_lib`` calls it, and each simulated launch, for a shell started after the
+import; a no-op outside IPython) registers :func:`release`, once per IPython shell, for the end of every
+cell: when the cell's error passed through course_lib, the variables of each frame from the outermost
+course_lib frame inwards are cleared, the frames of the libraries course_lib called included. Left as they are: the student's own frames (the cell, and functions
 defined in the notebook, whose globals are its namespace; what they hold is theirs to inspect with
 ``%debug`` and to delete), and every frame of an error that never went through course_lib. The
 traceback was shown before (IPython prints it before the cell ends), and its files and lines survive.
@@ -31,7 +31,7 @@ PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  
 
 def watch() -> None:
     """Have this IPython shell call :func:`release` after each cell (once; nothing outside IPython). The
-    error a cell kept before the first launch (one stopped while making its matrices) is released now."""
+    error a cell kept before (one stopped before course_lib was imported again, say) is released now."""
     ipython = sys.modules.get("IPython")       # never imported by course_lib: a script pays nothing
     shell = ipython.get_ipython() if ipython is not None else None
     if shell is None or _after_cell in shell.events.callbacks.get("post_run_cell", ()):

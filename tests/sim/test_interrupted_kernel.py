@@ -37,8 +37,7 @@ import gc
 import numpy as np, course_lib as cl
 from course_lib.sim.progress import Progress
 a = np.random.rand({N}, {N}).astype(np.float32)
-padded, tma = cl.transposes.kernel('padded'), cl.transposes.kernel('tma')
-r = padded.simulate(a[:64, :64].copy()), tma.simulate(a[:64, :64].copy())     # compiled, warm
+padded, tma = cl.transposes.kernel('padded'), cl.transposes.kernel('tma')      # compiled by their first run
 # three batches of padded's blocks, the display shown from the first; one batch of 64 of tma's
 PADDED = lambda: dict(blocks=[(x, y, 0) for y in range(3) for x in range({N} // 32)],
                       progress=Progress('simulating padded', delay=0))
@@ -105,6 +104,19 @@ def _stop_at(kernel, cell, stops) -> dict:
 def _report(kept: dict, finished: int) -> str:
     return "kept after r = None; gc.collect(), against the finished run:\n" + "\n".join(
         f"  stopped {where}: {(rss - finished) / MiB:+.0f} MiB" for where, rss in kept.items())
+
+
+def test_the_first_run_stopped_before_its_launch_gives_back_its_output(kernel):
+    """Runs first in the module's kernel: the session's first run, stopped once its output is made, before
+    any launch. What clearing the kept error then gives back is what the kernel kept of the run."""
+    assert kernel.run("restore = interrupt_at('course_lib.transposes.transpose:Transpose.config', 1)")["status"] == "ok"
+    reply = kernel.run("r = padded.simulate(a)")
+    kernel.run("restore()")
+    _stopped(reply, "with its output made")
+    kept = _settled(kernel)
+    assert kernel.run(FORGET_ERRORS)["status"] == "ok"
+    given_back = kept - _settled(kernel)
+    assert given_back < KEPT_AT_MOST, f"{given_back / MiB:+.0f} MiB kept"
 
 
 def test_a_stopped_transpose_gives_back_what_it_took(kernel):
