@@ -40,10 +40,11 @@ def watch() -> None:
     release(getattr(sys, "last_value", None), shell.user_global_ns)
 
 
-def _after_cell(result) -> None:
+def _after_cell(result=None) -> None:
+    """IPython's post_run_cell callback; it must never raise (IPython would print its error after every cell)."""
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
-    release(result.error_in_exec, shell.user_global_ns if shell is not None else None)
+    release(getattr(result, "error_in_exec", None), shell.user_global_ns if shell is not None else None)
 
 
 def release(error: BaseException | None, notebook_globals: dict | None = None) -> None:
