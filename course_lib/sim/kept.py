@@ -12,9 +12,11 @@ matrix (256 MiB at 8192 x 8192) outlived every variable the student deleted, and
 :func:`watch` (``import course_lib`` calls it, and each simulated launch, for a shell started after the
 import; a no-op outside IPython) registers :func:`release`, once per IPython shell, for the end of every
 cell: when the cell's error passed through course_lib, the variables of each frame from the outermost
-course_lib frame inwards are cleared, the frames of the libraries course_lib called included. Left as they are: the student's own frames (the cell, and functions
-defined in the notebook, whose globals are its namespace; what they hold is theirs to inspect with
-``%debug`` and to delete), and every frame of an error that never went through course_lib. The
+course_lib frame inwards are cleared, the frames of the libraries course_lib called included, and so is
+the copy of them IPython's formatter made in each frame's ``f_locals`` (before Python 3.13 a dict kept on
+the frame, which ``frame.clear()`` leaves full). Left as they are: the student's own frames (the cell, and
+functions defined in the notebook, whose globals are its namespace; what they hold is theirs to inspect
+with ``%debug`` and to delete), and every frame of an error that never went through course_lib. The
 traceback was shown before (IPython prints it before the cell ends), and its files and lines survive.
 ``COURSE_LIB_TRACEBACK=1`` keeps everything, for post-mortem debugging of course_lib
 (``errors.keeps_everything``).
