@@ -51,9 +51,15 @@ def curve(sim, label: str, PAD: int | None = None, shape=(64, 64)) -> go.Figure:
     runs = [run(sim, label, p, shape) for p in PADS]
     ld = [r.ratio("shared", "ld") for r in runs]
     st = [r.ratio("shared", "st") for r in runs]
+    free = [p for p in PADS if ld[p] <= 1 and st[p] <= 1]
+    notice = (f"{label}: the column read is conflict-free with PAD = {', '.join(map(str, free))}"
+              if free else f"{label}: no PAD from 0 to 4 makes both the read and the write conflict-free")
+    notice += f"; PAD = 0 costs {ld[0]:.3g} wavefronts per column read" + (
+        f", PAD = {PAD} {ld[PAD]:.3g}." if PAD not in (None, 0) else ".")
     fig = draw.sweep(list(PADS), {"column read (shared loads)": ld, "row write (shared stores)": st},
                      xlabel="PAD (extra elements per tile row)", ylabel="wavefronts / request (1 = no conflict)",
-                     title=f"shared-memory cost vs padding<br><sup>{label}, all warps of the launch</sup>")
+                     title=f"shared-memory cost vs padding<br><sup>{label}, all warps of the launch</sup>",
+                     notice=notice)
     if PAD is not None:
         fig.add_trace(go.Scatter(x=[PAD, PAD], y=[ld[PAD], st[PAD]], mode="markers", name=f"PAD = {PAD}",
                                  marker=dict(size=16, symbol="circle-open", color="#222", line=dict(width=3))))

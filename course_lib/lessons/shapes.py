@@ -20,7 +20,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from ..notebook.draw import BAD, MAIN, OK, HTMLText, sourced
+from ..notebook.draw import BAD, MAIN, OK, HTMLText, noticed, sourced
 from ..teach import exercises
 from ..teach.exercises import Report
 
@@ -59,6 +59,15 @@ def coverage(rows: int, cols: int, tile=(32, 32), block=(32, 8)) -> go.Figure:
         xaxis=dict(title="column of in", range=[-1, gx * tile[0] + 1], constrain="domain"),
         yaxis=dict(title="row of in", range=[gy * tile[1] + 1, -1], scaleanchor="x"),
         showlegend=False, height=min(620, 200 + 4 * gy * tile[1]), width=min(900, 260 + 4 * gx * tile[0]))
+    partial = [(bx, by) for by in range(gy) for bx in range(gx)
+               if (bx + 1) * tile[0] > cols or (by + 1) * tile[1] > rows]
+    sentence = (f"Every tile lies inside the {rows} x {cols} matrix: no thread needs a bounds test." if not partial else
+                f"{len(partial)} of the {gx * gy} tiles stick out of the matrix ({d['idle']:.0%} of all tile slots are "
+                "outside): their threads there must skip their loads and stores, yet still reach the barrier.")
+    body = [[f"({bx}, {by})", f"{by * tile[1]}-{min(rows, (by + 1) * tile[1]) - 1}",
+             f"{bx * tile[0]}-{min(cols, (bx + 1) * tile[0]) - 1}", "sticks out" if (bx, by) in partial else "inside"]
+            for by in range(gy) for bx in range(gx)]
+    noticed(fig, sentence, [("tiles (block coordinates)", ["block", "rows of in", "columns of in", "tile"], body[:64])])
     return sourced(fig, "computed from the launch's grid and tile (no measurement)")
 
 
