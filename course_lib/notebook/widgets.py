@@ -235,7 +235,12 @@ def sweep(compute, values, *, description: str = "sweep") -> list:
         ratios = widgets.sweep(lambda s: strided_ratio(s), [1, 2, 4, 8, 16, 32])
     """
     bar = W.IntProgress(min=0, max=len(values), description=description)
-    display(bar)
+    data = bar._repr_mimebundle_() if hasattr(bar, "_repr_mimebundle_") else None
+    if data:         # read without a kernel, the notebook says what the bar was, not IntProgress(...)
+        data["text/plain"] = f"(a progress bar: {description} over {len(values)} values)"
+        display(data, raw=True)
+    else:
+        display(bar)
     out = []
     for i, v in enumerate(values, 1):
         out.append(compute(v))

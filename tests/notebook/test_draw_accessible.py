@@ -169,3 +169,11 @@ def test_text_on_marks_has_enough_contrast():
         assert palette.contrast(c, palette.ink(c)) >= 4.5, c        # WCAG AA for text
     fig = draw.banks(addresses=4 * LANE * 32)
     assert all(palette.contrast(t.marker.color, t.textfont.color) >= 4.5 for t in fig.data)
+
+
+def test_a_one_shot_sweep_stores_what_its_bar_was(monkeypatch):
+    shown = []
+    monkeypatch.setattr(widgets, "display", lambda obj, raw=False, **kw: shown.append(obj))
+    assert widgets.sweep(lambda v: 2 * v, [1, 2, 3], description="B") == [2, 4, 6]
+    assert shown[0]["text/plain"] == "(a progress bar: B over 3 values)"
+    assert "application/vnd.jupyter.widget-view+json" in shown[0]
