@@ -2,8 +2,8 @@
 //
 // tile_order<ORDER>: the course's padded 32x32 tile with 32x8 threads (kernels/tile.cu's padded_32x8),
 // except that a block first works out which tile it moves. The grid is the same in every order; only
-// which blocks run at the same time changes, since a GPU starts blocks in the order of their linear
-// index (blockIdx.x fastest):
+// which blocks run at the same time changes, since a GPU usually starts blocks in the order of their
+// linear index (blockIdx.x fastest; CUDA promises no order):
 //   ORDER 0: row-major, as every course kernel: block (x, y) moves tile (x, y) of in, so the blocks
 //            running together read tiles along one tile row of in and write tiles down one tile
 //            column of out, rows of out apart.
