@@ -23,7 +23,7 @@ from .. import paths
 HINT = "docs/INSTRUCTORS.md §7 lists every key of exercise.toml, its type and allowed values"
 KINDS = ("tile", "batched", "grid-stride", "custom")
 PROPERTIES = ("coalesced", "no_bank_conflicts", "no_races", "no_uninitialized_reads", "uses_shared",
-              "vector_width", "async_copies", "each_element_once", "pipelined", "within_budget")
+              "vector_width", "async_copies", "each_element_once", "shares_the_work", "pipelined", "within_budget")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PARAM = re.compile(r"[A-Z][A-Z0-9_]*")
 

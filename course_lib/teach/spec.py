@@ -221,7 +221,8 @@ def _property(entry, hints: dict, values: dict, where: str):
         raise ValueError(f"properties: {name} op = {kwargs['op']!r}: \"ld\" (loads) or \"st\" (stores)")
     p = make(**kwargs)
     hint = hints.get(" ".join([name, *map(str, kwargs.values())])) or hints.get(name) or _fit_hint(p.hint, values)
-    return properties.Property(p.name, p.test, render_text(hint, values, f"{where}: hints.{name}"), p.needs)
+    return properties.Property(p.name, p.test, render_text(hint, values, f"{where}: hints.{name}"),
+                               p.needs)     # needs: what the run must record (owners, the shared flow)
 
 
 def _name(entry) -> str:

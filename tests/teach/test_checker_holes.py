@@ -57,8 +57,8 @@ NOT_WIDE = (footprint, "wide", lambda *a: [])
 
 def _answers(ex, t) -> bool:
     """The course kernel `t` is launched as exercise `ex` is: the same block, tile and output (then it answers it)."""
-    return (not ex.custom and ex.grid is None and len(ex.shapes[0]) == 2 and tuple(t.block) == tuple(ex.block[:2]) and tuple(t.tile) == ex.tile
-            and t.is_copy == ex.copy and not t.swap_grid and t._grid is None)
+    return (not ex.custom and ex.grid is None and len(ex.shapes[0]) == 2 and tuple(t.block) == tuple(ex.block[:2])
+            and tuple(t.tile) == ex.tile and t.is_copy == ex.copy and not t.swap_grid and t._grid is None)
 
 
 # every exercise whose reveal is a course kernel, with the parameters its folder gives (so a 64x64 tile_32x8

@@ -248,6 +248,20 @@ def test_reveal_shows_the_course_kernel_only_after_a_pass_and_only_in_self_study
         E.reveal("nope")
 
 
+def test_reveal_points_at_the_line_that_differs_from_the_earlier_lessons_kernel():
+    """04 and 05 reveal the same file (kernels/tile.cu); 05's reveal names and marks the one line PAD
+    changes, and says what the student's element size needs."""
+    assert E.check("padded_tile", _kernel(SOL["padded_tile"], "transpose_padded")).ok
+    shown = E.reveal("padded_tile")
+    assert shown.shown and "notebook 04's `tile`" in shown.note and "PAD = 1" in shown.note
+    assert "line 28: `__shared__ T t[TILE][TILE + PAD];`" in shown.note and shown.marked == {28}
+    assert "`unsigned short`, which need PAD = 2" in shown.note
+    marked = [line for line in shown._repr_markdown_().splitlines() if "the line that differs" in line]
+    assert marked == ["    __shared__ T t[TILE][TILE + PAD];    // <-- the line that differs"]
+    assert E.check("shared_tile", _kernel(SOL["shared_tile"], "transpose_tile")).ok
+    assert E.reveal("shared_tile").note == ""                 # the first of the file: nothing to compare
+
+
 def strip_solutions_of(key):
     return E.strip_solutions(SOL[key])
 
@@ -353,7 +367,9 @@ def test_a_variants_check_stub_and_text_follow_its_parameters(monkeypatch):
     assert "unsigned char* out" in repr(ex) and ex.dtypes == (np.uint8,)
     assert "unsigned char tile[32][32];" in E.stub("padded_tile", who)
     report = E.check("padded_tile", _kernel(E.stub("padded_tile", who), ex.kernel), student=who)
-    assert not report.ok and "[32][32 + 4]" in repr(report)          # the hint has the variant's padding
+    # the hint speaks of the variant's type and leads to its padding without handing it over (issue 35)
+    assert not report.ok and "how many bytes is one unsigned char" in repr(report) and "[32][32 + ?]" in repr(report)
+    assert "[32][32 + 4]" not in repr(report)
     assert E.check("padded_tile", _kernel(solutions.body("padded_tile", dict(ex.params)), ex.kernel), student=who).ok
     assert not E.check("padded_tile", _kernel(SOL["padded_tile"], ex.kernel), student=who).ok
 
