@@ -203,14 +203,14 @@ def written(folder: Path, ex, raw: str) -> list[Mutant]:
             if not _strings(pairs) or len(pairs) % 2:
                 raise spec.SpecError(f"{where} ({w['what']}): replace = [old, new, old, new, ...] strings",
                                      hint="an even number of strings: each old text, then what replaces it")
-            src = _STUB_LINE.sub("", raw)
+            src = raw                     # stub lines kept: a report's line numbers are the cell's
             for old, new in zip(pairs[::2], pairs[1::2]):
                 if old not in src:
                     raise spec.SpecError(f"{where} ({w['what']}): {old!r} is no longer in solution.cu",
                                          hint="the solution changed: write this wrong kernel's replacement for the "
                                               "new text (or remove the entry)")
                 src = src.replace(old, new)
-            if src == _STUB_LINE.sub("", raw):
+            if src == raw:
                 raise spec.SpecError(f"{where} ({w['what']}): the replacements leave the solution as it is",
                                      hint="a wrong kernel must differ from the solution")
         out.append(Mutant(f"wrong[{i}]", w["what"], spec.render(src, params), tuple(w["words"])))
