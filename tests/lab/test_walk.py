@@ -69,6 +69,7 @@ class Clone:
     def commit(self, message):
         self.sh(f"git add -A && git -c user.name=walk -c user.email=walk@example.org commit -qm {shlex.quote(message)}",
                 "git")
+        print(f"walk: {message} done, {self.times.get(message, 0) / 60:.1f} min of commands")   # -s shows them
 
 
 def _cells_of(nb, heading: str, key: str) -> tuple[int, list]:
@@ -137,7 +138,7 @@ def test_the_trials_four_tasks_as_section_7_says_in_a_fresh_clone(tmp_path):
     assert clone.changed() == {"exercises/tile_32x8/exercise.toml", f"notebooks/{NB06}"}
     nb = nbformat.read(clone.root / "notebooks" / NB06, 4)
     assert any("64x64 tile" in str(c.get("outputs")) for c in nb.cells if "exercises.get(\"tile_32x8\")" in c.source)
-    clone.commit("task 1")
+    clone.commit("1. tile_32x8 to 64x64")
 
     # 2 and 3. the in-place transpose (06) and the three-array split (08), added as §7 says
     new = next(c for c in _lines(section, "python -m course_lib instructor new-exercise"))
@@ -168,7 +169,7 @@ def test_the_trials_four_tasks_as_section_7_says_in_a_fresh_clone(tmp_path):
 
     # 4. a graded round: four students, a class seed, each graded on their own variants
     _graded_round(clone, tmp_path)
-    print("minutes per task:", {k: round(v / 60, 1) for k, v in clone.times.items()})
+    print("walk: minutes of commands per task:", {k: round(v / 60, 1) for k, v in clone.times.items()})
 
 
 def _graded_round(clone: Clone, tmp_path: Path):
@@ -209,19 +210,20 @@ def _mini(root: Path, path: Path) -> Path:
 def _submit(root: Path, course: Path, student: str, plan: dict, seed: str) -> float:
     """Write one student's submission (their variant's solution, a wrong kernel, the notebook's answer, or
     nothing) and return the points it must get."""
-    probe = ("import json, sys; from course_lib.teach import solutions, variants, mutants, exercises as E\n"
+    probe = ("import json, sys; from course_lib.teach import solutions, spec, variants, mutants\n"
              "from course_lib.teach.exercise_list import folder\n"
              "out = {}\n"
              "for key, what in json.loads(sys.argv[1]).items():\n"
              "    p = variants.params(key, sys.argv[2])\n"
              "    if what == 'own': out[key] = solutions.body(key, p)\n"
              "    elif what == \"notebook's\": out[key] = solutions.body(key)\n"
-             "    elif what == 'wrong': out[key] = mutants.written(folder(key), E.EXERCISES[key], "
+             "    elif what == 'wrong': out[key] = mutants.written(folder(key), spec.load(folder(key), p), "
              "solutions._cell(solutions.path(key).read_text()))[0].source\n"
              "print(json.dumps(out))\n")
     env = {**os.environ, "PYTHONPATH": str(root), "COURSE_LIB_SEED": seed}
     bodies = json.loads(subprocess.run([sys.executable, "-c", probe, json.dumps({k: w for k, w in plan.items() if w}),
-                                        student], env=env, capture_output=True, text=True, check=True).stdout)
+                                        student], env=env, cwd=root,       # -c puts the cwd first: the clone's
+                                       capture_output=True, text=True, check=True).stdout)
     nb = json.loads((course / "release" / "06_graded" / "06_graded.ipynb").read_text())
     points = 0.0
     for key, what in plan.items():
