@@ -252,7 +252,7 @@ def find_kernel(ex, kernel, report):
         report.problems.append((f"{kernel!r} is not a compiled kernel",
                                 f"pass the name the %%cuda cell bound, e.g. check('{ex.key}', {ex.kernel})"))
         return None
-    refused = origin.borrowed(kernel) or sensors.reads_clock(kernel)
+    refused = origin.borrowed(kernel, ex) or sensors.reads_clock(kernel)
     if refused:
         report.problems.append(refused)
         return None
