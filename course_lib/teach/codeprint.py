@@ -24,9 +24,9 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 
-# opcodes whose first operand, when it is a register, is read, not written
-_READS_FIRST = frozenset("st red bar barrier bra brx ret exit membar fence prefetch prefetchu nanosleep trap cp "
-                         "mbarrier stmatrix wmma griddepcontrol pmevent call tensormap".split())
+# opcodes whose first operand, when it is a register, is read, not written (a barrier's number, a branch
+# table's index, a sleep's nanoseconds); most others that write nothing start with an address or a label
+_READS_FIRST = frozenset("st red bar barrier bra brx ret exit nanosleep trap call".split())
 
 
 # operands whose order does not change the value (mad and fma: the two factors)
@@ -144,10 +144,15 @@ def digest(print_: frozenset) -> str:
 
 
 def of(fn) -> frozenset:
-    """The fingerprint of a compiled Function: {(instruction value, count)}, hashable and comparable."""
+    """The fingerprint of a compiled Function: {(instruction value, count)}, hashable and comparable.
+    Values are numbered in the PTX's order, so the walk rarely goes deep (a value used before the line
+    that makes it); a kernel it cannot walk gets a fingerprint of its own, equal to no other."""
     walk = _Walk(fn.kernel, getattr(fn.module.parsed, "variables", {}))
-    # a copy into a register written once is counted where its value is used; one into a loop's
-    # register (its start value) is counted on its own
-    counts = Counter(walk.value(k) for k, ins in enumerate(walk.ins)
-                     if not (_transparent(ins) and len(walk.writes[ins.operands[0].name]) == 1))
+    try:
+        # a copy into a register written once is counted where its value is used; one into a loop's
+        # register (its start value) is counted on its own
+        counts = Counter(walk.value(k) for k, ins in enumerate(walk.ins)
+                         if not (_transparent(ins) and len(walk.writes[ins.operands[0].name]) == 1))
+    except RecursionError:
+        return frozenset({(f"unwalked {id(fn)} {id(walk)}", 1)})
     return frozenset(counts.items())

@@ -18,11 +18,15 @@ changed from the defaults, among the numbers of the exercise's block, tile and p
 small powers of two), and each other parameter alone is also tried at 0, 1, 2 and 4 (a padding, a
 mapping): a copy with another PAD than the exercise's is still the course's.
 
-A kernel whose code is a course kernel's behaves as it does under the same launch, so an honest,
-correct kernel is never judged a copy of a course kernel that would fail the exercise; it is judged
-one only when its compiled code is exactly that of a correct course kernel. The tests measure that
-no exercise's solution, nor the honest variants written for each, compiles to a course kernel's code.
-This module compiles the course's kernels (one NVRTC call per file) and runs nothing.
+It judges the course's exercises only (``exercise_list``): the capstone's open challenge and the debug
+tasks accept any correct kernel. A kernel whose code is a course kernel's behaves as it does under the
+same launch, so an honest, correct kernel is never judged a copy of a course kernel that would fail the
+exercise; it is judged one only when its compiled code is exactly that of a correct course kernel. The
+tests measure that no exercise's solution, nor the honest kernels written for each, compiles to a course
+kernel's code. The one they cannot tell apart: the textbook tile with ``__restrict__`` added to the stub's
+signature compiles to tile.cu's code (every course kernel reads through ``__restrict__``, no stub does).
+The grader computes :func:`table` outside its sandbox and hands it in (:func:`adopt`). This module
+compiles the course's kernels (one NVRTC call per file) and runs nothing else.
 """
 from __future__ import annotations
 
@@ -36,6 +40,7 @@ from ..compile.source import C_NAME
 from ..errors import ArgumentError, CompileError
 from ..kernel.module import RawModule
 from . import codeprint
+from .exercise_list import EXERCISES
 
 PROBES = ((1000, 1032), (36, 68), (4, 1028), (1028, 4))     # shapes whose launches must agree (multiples of 4)
 TRIED = (0, 1, 2, 4)                                       # other values of a parameter that does not change the launch
@@ -188,7 +193,11 @@ def _spec(key):
 
 
 def same_code(fn, ex) -> tuple[str, str] | None:
-    """(what, hint) when `fn` compiles to the code of a course kernel that answers `ex`; else None."""
+    """(what, hint) when `fn` compiles to the code of a course kernel that answers `ex`; else None. Only the
+    course's exercises (``exercise_list.EXERCISES``): the capstone's open challenge and the debug tasks
+    judge any correct kernel, the course's own shape of it too."""
+    if getattr(ex, "key", None) not in EXERCISES:
+        return None
     sig = getattr(fn, "signature", None) or []
     dtype = next((p.dtype for p in sig if p.pointer and p.dtype is not None), None)
     if dtype is None or np.dtype(dtype) not in C_NAME:
