@@ -1,14 +1,14 @@
 """Properties that judge the order of a kernel's asynchronous copies and its exact counts.
 
     pipelined()      # the next stage's cp.async copies are in flight while the current one is read
+    in_flight_at_reads(run)   # how many groups of copies a thread's shared reads may overlap (0: one stage)
     within_budget(sectors=..., wavefronts=..., instructions=...)   # what a kernel spends, at most a budget
 
 ``pipelined`` reads the kernel's PTX in the order the compiler wrote it together with the run's
-per-instruction counts: somewhere two groups that each hold a ``cp.async`` are committed, then a
-``cp.async.wait_group N`` with N >= 1 leaves the newer in flight, then comes a shared-memory load that
-the run executed, with no ``wait_group 0`` / ``wait_all`` between the first copy and the load. One
-stage (copy, commit, wait 0, read; or copy, commit, an empty commit, wait 1, read) has no such path:
-the copies of the next tile start only after the current tile was read. It does not prove that the copies in flight are the next tile's (a kernel
+per-instruction counts (``in_flight_at_reads``): at some shared-memory load the run executed, a group
+that holds ``cp.async`` copies is still in flight, committed before the last ``cp.async.wait_group N``
+and among the newest N it leaves. One stage (copy, commit, wait 0, read; or copy, commit, an empty
+commit, wait 1, read) has none: the copies of the next tile start only after the current tile was read. It does not prove that the copies in flight are the next tile's (a kernel
 could keep an unrelated group open); each_element_once and async_copies, judged beside it, leave a
 kernel no bytes of its own to spare for that.
 
@@ -22,10 +22,10 @@ from __future__ import annotations
 from ..sim.results.spend import COUNTS, spend
 from .properties import Property
 
-PIPELINE_HINT = ("keep two buffers: before the loop, start tile 0's copies (and __pipeline_commit()); in the "
-                 "loop, start tile s + 1's copies into the other buffer and commit them, then "
-                 "__pipeline_wait_prior(1) (wait for all but the newest group: tile s), __syncthreads(), write "
-                 "tile s, and __syncthreads() again before its buffer is refilled")
+PIPELINE_HINT = ("while the threads read tile s, tile s + 1's group must already be committed and still on its "
+                 "way: start it into the other buffer before the wait, and let the wait leave the newest group in "
+                 "flight (the question above the check asks how many); a tile with no next one still commits a "
+                 "group, so that the wait keeps its meaning")
 
 
 def _wait_keep(ins) -> int | None:
@@ -42,25 +42,26 @@ def _wait_keep(ins) -> int | None:
     return None
 
 
-def _overlap(run) -> bool:
-    """In PTX order: two groups that each hold a cp.async, committed with no full wait between, then a
-    wait_group N >= 1 that leaves at most the newer in flight, then a shared load the run executed.
-    One group and an empty one (copy, commit, commit, wait 1) is one stage: the empty group waits for nothing."""
+def in_flight_at_reads(run) -> int:
+    """The most groups holding cp.async copies a thread may still have on their way when it executes a
+    shared load, walking the PTX in the compiler's order: a commit closes the thread's current group
+    (with copies or empty), ``wait_group N`` leaves the newest N groups in flight (``wait_all``: none), and
+    at every shared load the run executed the groups left that hold copies are counted. One stage at a
+    time gives 0 (copy, commit, wait 0, read; or copy, commit, an empty commit, wait 1, read: the group
+    left in flight is empty); a pipeline reading tile s while tile s + 1's copies travel gives 1."""
     executed = {r["pc"] for r in run.instructions if r["space"] == "shared" and r["op"] == "ld" and r["requests"]}
-    copied, groups, kept = False, 0, False
+    pending, copied, most = [], False, 0
     for ins in run.kernel.instructions:
         keep = _wait_keep(ins)
-        if keep == 0:
-            copied, groups, kept = False, 0, False
-        elif keep is not None:
-            kept = kept or groups > keep
+        if keep is not None:
+            pending = pending[len(pending) - keep:] if keep else []
         elif ins.opcode == "cp" and "commit_group" in ins.mods:
-            groups, copied = groups + copied, False
+            pending, copied = pending + [copied], False
         elif ins.opcode == "cp" and "bulk" not in ins.mods and "mbarrier" not in ins.mods:
             copied = True
-        elif kept and ins.index in executed:
-            return True
-    return False
+        elif ins.index in executed:
+            most = max(most, sum(pending))
+    return most
 
 
 def pipelined() -> Property:
@@ -68,7 +69,7 @@ def pipelined() -> Property:
     def test(run, on):
         if not any(_wait_keep(i) is not None for i in run.kernel.instructions):
             return False
-        if _overlap(run):
+        if in_flight_at_reads(run):
             return None
         return ("one stage at a time: every read of shared memory comes after a wait for all copies "
                 "(__pipeline_wait_prior(0)), so no tile's copies are on their way while another tile is written")

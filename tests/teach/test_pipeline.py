@@ -11,7 +11,7 @@ from course_lib.teach.properties import Shape
 KEY = "async_pipeline"
 SOL = solutions.body(KEY)
 _render = lambda text: spec.render(text, dict(E.get(KEY).params))      # noqa: E731  STEPS -> its value
-ONE_STAGE = ["one stage at a time", "__pipeline_wait_prior(1)"]
+ONE_STAGE = ["one stage at a time", "leave the newest group in flight"]
 
 
 def _report(src):
