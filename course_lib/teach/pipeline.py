@@ -4,9 +4,9 @@
     in_flight_at_reads(run)   # how many groups of copies a thread's shared reads may overlap (0: one stage)
     within_budget(sectors=..., wavefronts=..., instructions=...)   # what a kernel spends, at most a budget
 
-``pipelined`` reads the kernel's PTX in the order the compiler wrote it together with the run's
+``pipelined`` follows every path through the kernel's PTX (branches and loops) together with the run's
 per-instruction counts (``in_flight_at_reads``): at some shared-memory load the run executed, a group
-that holds ``cp.async`` copies is still in flight, committed before the last ``cp.async.wait_group N``
+that holds ``cp.async`` copies may still be in flight, committed before the last ``cp.async.wait_group N``
 and among the newest N it leaves. One stage (copy, commit, wait 0, read; or copy, commit, an empty
 commit, wait 1, read) has none: the copies of the next tile start only after the current tile was read. It does not prove that the copies in flight are the next tile's (a kernel
 could keep an unrelated group open); each_element_once and async_copies, judged beside it, leave a
@@ -44,24 +44,52 @@ def _wait_keep(ins) -> int | None:
 
 def in_flight_at_reads(run) -> int:
     """The most groups holding cp.async copies a thread may still have on their way when it executes a
-    shared load, walking the PTX in the compiler's order: a commit closes the thread's current group
-    (with copies or empty), ``wait_group N`` leaves the newest N groups in flight (``wait_all``: none), and
-    at every shared load the run executed the groups left that hold copies are counted. One stage at a
-    time gives 0 (copy, commit, wait 0, read; or copy, commit, an empty commit, wait 1, read: the group
-    left in flight is empty); a pipeline reading tile s while tile s + 1's copies travel gives 1."""
+    shared load, over every path through the kernel's PTX (branches and loops followed, both sides of an
+    ``if``): a commit closes the thread's current group (with copies or empty), ``wait_group N`` leaves the
+    newest N groups in flight (``wait_all``: none), and at every shared load the run executed the groups
+    left that hold copies are counted. One stage at a time gives 0 (copy, commit, wait 0, read; or copy,
+    commit, an empty commit, wait 1, read: the group left in flight is empty); a pipeline reading tile s
+    while tile s + 1's copies travel gives 1."""
     executed = {r["pc"] for r in run.instructions if r["space"] == "shared" and r["op"] == "ld" and r["requests"]}
-    pending, copied, most = [], False, 0
-    for ins in run.kernel.instructions:
-        keep = _wait_keep(ins)
-        if keep is not None:
-            pending = pending[len(pending) - keep:] if keep else []
-        elif ins.opcode == "cp" and "commit_group" in ins.mods:
-            pending, copied = pending + [copied], False
-        elif ins.opcode == "cp" and "bulk" not in ins.mods and "mbarrier" not in ins.mods:
-            copied = True
-        elif ins.index in executed:
-            most = max(most, sum(pending))
+    code, labels = run.kernel.instructions, run.kernel.labels
+    seen = {0: {((), False)}}            # pc -> states reaching it: (groups committed and not waited for, copied)
+    work, most = [0], 0
+    while work:
+        pc = work.pop()
+        if pc >= len(code):
+            continue
+        ins, after = code[pc], set()
+        for pending, copied in seen[pc]:
+            if pc in executed:
+                most = max(most, sum(pending))
+            after.add(_step(ins, pending, copied))
+        for nxt in _successors(ins, pc, labels):
+            have = seen.setdefault(nxt, set())
+            if not after <= have:
+                have |= after
+                work.append(nxt)
     return most
+
+
+def _step(ins, pending, copied):
+    """The state after `ins`: a commit closes the current group, a wait keeps the newest N, a copy marks."""
+    keep = _wait_keep(ins)
+    if keep is not None:
+        return (pending[len(pending) - keep:] if keep else ()), copied
+    if ins.opcode == "cp" and "commit_group" in ins.mods:
+        return (pending + (copied,))[-8:], False         # more than 8 groups deep: no wait reaches them
+    if ins.opcode == "cp" and "bulk" not in ins.mods and "mbarrier" not in ins.mods:
+        return pending, True
+    return pending, copied
+
+
+def _successors(ins, pc, labels):
+    if ins.opcode in ("ret", "exit", "trap") and ins.guard is None:
+        return ()
+    if ins.opcode != "bra" or not ins.operands or ins.operands[0].name not in labels:
+        return (pc + 1,)
+    target = labels[ins.operands[0].name]
+    return (target,) if ins.guard is None else (target, pc + 1)
 
 
 def pipelined() -> Property:

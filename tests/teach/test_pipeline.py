@@ -157,3 +157,20 @@ def test_beat_library_counts_what_the_16_byte_cp_async_kernel_hid_and_refuses_it
     text = repr(E.check(ex, fn))
     assert text.startswith("✗") and "over the budget: instructions" in text, text
     assert "32 of the wavefronts are cp.async's writes into shared memory" in text and "hint:" in text
+
+
+def test_groups_in_flight_follow_both_sides_of_the_last_tiles_if():
+    """ptxas lays out `if (s + 1 < STEPS) fetch(...); else __pipeline_commit();` as two paths, one after the
+    other in the PTX (STEPS = 3, BY = 4): read in that order the empty commit would follow the fetch's group
+    and a wait_prior(1) would seem to keep nothing. Every path is followed: the solution of every variant
+    reads with 1 group in flight, the stub with 0."""
+    from pathlib import Path
+    from course_lib.lessons import overlap
+    from course_lib.teach import variants
+    folder = Path(__file__).resolve().parents[2] / "exercises" / KEY
+    for v in [{}] + variants.declared(KEY):
+        params = {**spec.defaults(spec.read(folder)), **v}
+        ex = spec.load(folder, params)
+        for src, want in ((solutions.body(KEY, params), 1), (E.strip_solutions(solutions.body(KEY, params)), 0)):
+            fn = magic.compile_cell("", src)[1][ex.kernel]
+            assert overlap.in_flight(fn, shape=(64, 32 * params["STEPS"] * 2), ex=ex) == want, (v, want)
