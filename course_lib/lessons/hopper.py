@@ -97,7 +97,7 @@ def bank_picture(access: str, mode) -> go.Figure:
     wf, conflicts = cost(access, mode)
     return draw.banks(addresses=addresses(access, mode), width=width_of(access),
                       title=f"swizzle {name}: {ACCESSES[access].split(' (')[0]}<br><sup>{wf} wavefront(s), "
-                            f"{conflicts} conflict(s)</sup>")
+                            f"{conflicts} conflict(s); box rows of {_pitch(mode)} bytes</sup>")
 
 
 def layout_picture(mode) -> go.Figure:
