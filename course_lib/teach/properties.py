@@ -13,7 +13,8 @@ only decides what counts as "coalesced" or "conflict-free" for a student's kerne
   sectors than its bytes need (4-byte elements: 4 per 32 lanes, 16-byte vectors: 16); where rows
   do not (1000 x 1030 floats), each 128 bytes a warp moves may straddle one extra sector at each
   end, so up to bytes/32 + 2 per 128 bytes. A column walk (one sector per lane) fails both.
-- conflict-free: zero bank conflicts, whatever the shape.
+- conflict-free: zero bank conflicts, whatever the shape; cp.async's writes into shared memory
+  (their own rows, op "ldgsts") count as the stores they are.
 - no races, no reads of shared memory no thread wrote: as the simulator's racecheck reports them
   (reading a cp.async's destination before its wait is one);
 - cp.async: every global load is one, and they bring all of ``in``.
@@ -47,7 +48,7 @@ __all__ = ["Shape", "Property", "coalesced", "no_bank_conflicts", "no_races", "n
            "uses_shared", "vector_width", "async_copies", "each_element_once", "one_tile_per_block",
            "shares_the_work", "hinted", "judge"]
 
-WORD = {"ld": "loads", "st": "stores", "atom": "atomics", "red": "atomics"}
+WORD = {"ld": "loads", "st": "stores", "atom": "atomics", "red": "atomics", "ldgsts": "cp.async writes"}
 
 
 @dataclass(frozen=True)
