@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import csv
 import http.server
-import json
 import os
 import shutil
 import subprocess
@@ -50,6 +49,8 @@ REPO = Path(__file__).resolve().parents[2]
 A, KEY = "03_columns", "column_read"
 EVIL_HOST = "attacker.invalid"                       # the student's "remote" content: any fetch of it is recorded
 VERDICT = {"honest": "✓ column_read: all checks pass", "mallory": "never written"}
+UNUSED = ("jupyterlab", "notebook", "jupyter_lsp", "nbgitpuller", "nbgrader.server_extensions.assignment_list",
+          "nbgrader.server_extensions.course_list", "nbgrader.server_extensions.validate_assignment")  # a faster start
 
 
 def payload(vector: str, mark: str) -> str:
@@ -138,11 +139,12 @@ def _submit(course: Path, student: str, source, extra) -> Path:
 # ------------------------------------------------------------------------------------ what is compared
 
 def _grades(course: Path) -> dict:
-    """Every grade of the gradebook, as nbgrader's API gives it."""
+    """Every grade of the gradebook, as nbgrader's API gives it, and each student's score (what export writes)."""
     from nbgrader.api import Gradebook
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        return {(nb.student.id, g.name): (g.auto_score, g.manual_score, g.extra_credit, g.needs_manual_grade)
-                for nb in gb.notebook_submissions(A, A) for g in nb.grades}
+        grades = {(nb.student.id, g.name): (g.auto_score, g.manual_score, g.extra_credit, g.needs_manual_grade)
+                  for nb in gb.notebook_submissions(A, A) for g in nb.grades}
+        return grades | {nb.student.id: nb.score for nb in gb.notebook_submissions(A, A)}
 
 
 def _export(course: Path, env) -> dict:
@@ -152,7 +154,8 @@ def _export(course: Path, env) -> dict:
 
 
 def _files(course: Path) -> dict:
-    """Every file of the course folder and its content (the gradebook's grades are compared as grades)."""
+    """Every file of the course folder and its content (the gradebook's grades are compared as grades; grades.csv
+    is what nbgrader export writes)."""
     return {p.relative_to(course).as_posix(): p.read_bytes() for p in sorted(course.rglob("*"))
             if p.is_file() and p.name not in ("gradebook.db", "grades.csv")}
 
@@ -181,11 +184,12 @@ class Reports(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def reports():
+    """The URL of the loopback server payloads report to."""
     Reports.seen = []
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Reports)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        yield server, f"http://127.0.0.1:{server.server_address[1]}"
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
@@ -211,7 +215,8 @@ class Formgrader:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "jupyter", "server", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
              f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={self.token}",
-             f"--ServerApp.root_dir={course}"], cwd=course, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+             f"--ServerApp.root_dir={course}", *(f"--ServerApp.jpserver_extensions={x}=False" for x in UNUSED)],
+            cwd=course, env=env, stdout=self.log, stderr=subprocess.STDOUT)
 
     def wait(self, seconds=90):
         end = time.monotonic() + seconds
@@ -259,64 +264,72 @@ def _deny_remote(route, remote):
 def test_a_scripted_submission_runs_nothing_in_formgrader_or_feedback(tmp_path, reports):
     started = time.monotonic()
     executable, sync_api = _chromium(), _playwright()
-    mark_server, mark = reports
     course, home = tmp_path / "course", tmp_path / "home"
     env = dict(os.environ, HOME=str(home), PYTHONPATH=str(REPO), COURSE_LIB_SOLUTIONS=str(solutions.SOLUTIONS_DIR),
                PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
     home.mkdir()
     _run(["course_lib", "instructor", "nbgrader", "--out", str(course), str(_mini(tmp_path / "notebooks"))], tmp_path, env)
-    _run(["nbgrader", "generate_assignment", A], course, env)
-    _submit(course, "honest", _own(KEY), [])
-    submitted = _submit(course, "mallory", None, attack_cells(mark))
-    _run(["nbgrader", "autograde", A], course, env)
-    _run(["nbgrader", "generate_feedback", A], course, env)
-    graded = time.monotonic()
-    scores, grades, files = _export(course, env), _grades(course), _files(course)
-    assert scores == {"honest": 2.0, "mallory": 0.0}, f"autograde before anyone looked: {scores}"
-
-    server = Formgrader(course, env, home, tmp_path / "jupyter.log").wait()
-    remote, console = [], []
-    pw = sync_api.sync_playwright().start()
+    server = Formgrader(course, env, home, tmp_path / "jupyter.log")      # starts while nbgrader grades
+    pw = None
     try:
-        browser = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context()
-        context.route("**/*", lambda route: _deny_remote(route, remote))
-        page = _open(context, f"{server.base}/formgrader?token={server.token}", console)     # logged in
-        grading = f"{server.base}/formgrader/submissions/{_submission_id(course, 'mallory')}/"
-        page = _open(context, grading, console)
-        shown = {"formgrader (mallory)": page.inner_text("body")}
-        for student in ("mallory", "honest"):
-            feedback = course / "feedback" / student / A / f"{A}.html"
-            shown[f"feedback ({student})"] = _open(context, feedback.as_uri(), console).inner_text("body")
+        _run(["nbgrader", "generate_assignment", A], course, env)
+        _submit(course, "honest", _own(KEY), [])
+        submitted = _submit(course, "mallory", None, attack_cells(reports))
+        _run(["nbgrader", "autograde", A], course, env)
+        _run(["nbgrader", "generate_feedback", A], course, env)
+        graded = time.monotonic()
+        grades, files = _grades(course), _files(course)
+        assert (grades["honest"], grades["mallory"]) == (2.0, 0.0), f"autograde, before anyone looked: {grades}"
 
-        ran = sorted(set(Reports.seen)) + [m for m in console if "PAYLOAD-RAN" in m]
-        evil = [u for u in remote if EVIL_HOST in u]
-        after_scores, after_grades, after_files = _export(course, env), _grades(course), _files(course)
-        written = sorted(set(after_files) ^ set(files)) + [f for f in files if after_files.get(f, files[f]) != files[f]]
-        failures = [f"a payload ran: {ran}"] if ran else []
-        failures += [f"the student's content fetched {evil}"] if evil else []
-        failures += [f"grades changed: {scores} -> {after_scores}"] if after_scores != scores else []
-        failures += [f"the gradebook changed: {grades} -> {after_grades}"] if after_grades != grades else []
-        failures += [f"files written in the course folder: {written}"] if written else []
-        failures += [f"{where}: the verdict {VERDICT[where.split('(')[1][:-1]]!r} is not shown"
-                     for where, text in shown.items() if VERDICT[where.split("(")[1][:-1]] not in text]
-        failures += [f"{where}: mallory's own words are gone" for where, text in shown.items()
-                     if "mallory" in where and "My notes on the kernel." not in text]
-        checked = time.monotonic()
-
-        # the control: the same notebook as submitted, where formgrader reads the autograded one
-        Reports.seen.clear()
-        shutil.copy(submitted, course / "autograded" / "mallory" / A / f"{A}.ipynb")
-        _open(context, grading, console)
-        control = {v.split("/ran/")[1] for v in Reports.seen if "/ran/" in v}
-        if not {"md_img", "html_script", "html_img", "js"} <= control:
-            failures.append(f"control: the unsanitized notebook ran only {sorted(control)}: the test proves nothing")
-        if _export(course, env)["mallory"] != 2.0 or not list(course.glob("pwned-*.txt")):
-            failures.append("control: the unsanitized notebook did not act as the instructor: the test proves nothing")
-        browser.close()
+        server.wait()
+        pw = sync_api.sync_playwright().start()
+        failures, checked = _look(pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS),
+                                  server, course, submitted, grades, files, env)
     finally:
-        pw.stop()
+        if pw is not None:
+            pw.stop()
         server.stop()
     print(f"\ntimes: export+autograde+feedback {graded - started:.1f} s, server+browser+checks "
           f"{checked - graded:.1f} s, control {time.monotonic() - checked:.1f} s")
     assert not failures, "\n".join(failures)
+
+
+def _look(browser, server, course, submitted, grades, files, env) -> tuple[list, float]:
+    """The instructor opens mallory's grading page and both feedback pages; what went wrong, and when the
+    checks ended (the control follows)."""
+    remote, console = [], []
+    context = browser.new_context()
+    context.route("**/*", lambda route: _deny_remote(route, remote))
+    _open(context, f"{server.base}/formgrader?token={server.token}", console)           # logged in, as the instructor
+    grading = f"{server.base}/formgrader/submissions/{_submission_id(course, 'mallory')}/"
+    shown = {("formgrader", "mallory"): _open(context, grading, console).inner_text("body")}
+    for student in ("mallory", "honest"):
+        feedback = course / "feedback" / student / A / f"{A}.html"
+        shown[("feedback", student)] = _open(context, feedback.as_uri(), console).inner_text("body")
+
+    ran = sorted(set(Reports.seen)) + [m for m in console if "PAYLOAD-RAN" in m]
+    evil = [u for u in remote if EVIL_HOST in u]
+    exported, after, now = _export(course, env), _grades(course), _files(course)
+    written = sorted(set(now) ^ set(files)) + [f for f in files if now.get(f, files[f]) != files[f]]
+    failures = [f"a payload ran: {ran}"] if ran else []
+    failures += [f"the student's content fetched {evil}"] if evil else []
+    failures += [f"nbgrader export after the instructor looked: {exported}"] if exported != {"honest": 2.0, "mallory": 0.0} else []
+    failures += [f"the gradebook changed: {grades} -> {after}"] if after != grades else []
+    failures += [f"files written in the course folder: {written}"] if written else []
+    failures += [f"{page} ({student}): the verdict {VERDICT[student]!r} is not shown"
+                 for (page, student), text in shown.items() if VERDICT[student] not in text]
+    failures += [f"{page} (mallory): her own words are gone" for (page, student), text in shown.items()
+                 if student == "mallory" and "My notes on the kernel." not in text]
+    checked = time.monotonic()
+
+    # the control: the notebook as submitted, where formgrader reads the autograded one
+    Reports.seen.clear()
+    shutil.copy(submitted, course / "autograded" / "mallory" / A / f"{A}.ipynb")
+    _open(context, grading, console)
+    control = {v.split("/ran/")[1] for v in Reports.seen if "/ran/" in v}
+    if not {"md_img", "html_script", "html_img", "js"} <= control:
+        failures.append(f"control: the unsanitized notebook ran only {sorted(control)}: the test proves nothing")
+    if _grades(course)["mallory"] != 2.0 or not list(course.glob("pwned-*.txt")):
+        failures.append("control: the unsanitized notebook did not act as the instructor: the test proves nothing")
+    browser.close()
+    return failures, checked
