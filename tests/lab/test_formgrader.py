@@ -45,6 +45,17 @@ pytest.importorskip("nbgrader", reason="nbgrader comes with the [instructor] ext
 
 from test_browser import CHROMIUM_ARGS, _chromium, _playwright  # noqa: E402  (tests/lab, as fresh_env is)
 
+
+@pytest.fixture(autouse=True)
+def _bubblewrap():
+    """Autograding refuses without a sandbox: skip, saying why."""
+    from course_lib.lab.grader import sandbox
+    try:
+        sandbox.require()
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+
+
 REPO = Path(__file__).resolve().parents[2]
 A, KEY = "03_columns", "column_read"
 EVIL_HOST = "attacker.invalid"                       # the student's "remote" content: any fetch of it is recorded
