@@ -203,7 +203,7 @@ def test_clean_html_keeps_tables_and_pictures_and_drops_the_rest():
     assert clean_html(table) == table
     assert clean_html(f'<img src="data:image/png;base64,{PNG}" width="10">') == f'<img src="data:image/png;base64,{PNG}" width="10">'
     assert clean_html('<a href="https://example.com/">x</a>') == '<a href="https://example.com/" rel="noopener noreferrer nofollow">x</a>'
-    assert clean_html('<img src="data:text/html;base64,PHNjcmlwdD4=">') == "<img>"
+    assert clean_html('<img src="data:text/html;base64,PHNjcmlwdD4=" onerror="x()">') == ""
 
 
 def test_the_course_config_wires_it_into_autograde_and_feedback_where_it_runs(tmp_path):

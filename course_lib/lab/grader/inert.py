@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 import re
 import uuid
 from pathlib import Path
@@ -51,7 +52,8 @@ def inert_notebook(nb, released=frozenset()):
 
 def cell_key(cell) -> tuple:
     """What makes a markdown or raw cell the same cell: its type, text and attachments."""
-    return cell.get("cell_type"), _text(cell.get("source", "")), repr(cell.get("attachments", {}))
+    return cell.get("cell_type"), _text(cell.get("source", "")), json.dumps(cell.get("attachments", {}), sort_keys=True,
+                                                                           default=str)
 
 
 def inert_cell(cell, released=frozenset()):
@@ -201,9 +203,9 @@ def _cell_metadata(meta) -> dict:
     if isinstance(meta.get("nbgrader"), dict):
         grader = {k: v for k, v in meta["nbgrader"].items()
                   if k in NBGRADER and isinstance(v, NBGRADER[k]) and (k != "points" or not isinstance(v, bool))}
-        for k in ("grade_id", "checksum", "cell_type"):
-            if k in grader:
-                grader[k] = re.sub(r"[^\w\-]", "_", grader[k])[:200]
+        for k in ("grade_id", "checksum", "cell_type"):     # nbgrader's templates write grade_id into attributes
+            if k in grader:                                   # as it is: no character that ends one
+                grader[k] = re.sub(r"[<>\"'&`\\\x00-\x1f]", "_", grader[k])[:200]
         out["nbgrader"] = grader
     return out
 

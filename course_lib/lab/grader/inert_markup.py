@@ -57,8 +57,9 @@ _CLEANER = nh3.Cleaner(tags=_TAGS, attributes=_ATTRIBUTES, attribute_filter=_att
 
 
 def clean_html(text: str) -> str:
-    """`text` with only inert HTML left (its words stay; a script's and a style sheet's content go)."""
-    return _CLEANER.clean(text)
+    """`text` with only inert HTML left (its words stay; a script's and a style sheet's content go). An image
+    left without a source goes too: a browser would draw a broken picture."""
+    return _CLEANER.clean(text).replace("<img>", "")
 
 
 def mathjax_risk(text: str) -> bool:
