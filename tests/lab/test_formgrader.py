@@ -19,7 +19,8 @@ report, no console line), nothing was fetched from another host by the student's
 (the gradebook and ``nbgrader export`` before and after), no file appeared or changed in the course folder,
 and the checker's verdict is on the pages. Last, the control: mallory's notebook as submitted, put where
 formgrader reads the autograded one, must run the payloads and change the grade, or this test proves
-nothing. Slow (one autograde of two submissions, a server, a browser): about a minute.
+nothing. Slow (one autograde of two submissions, a server, a browser): 86 s on a 2-core machine under a
+load of 6, 30 s of it CPU time, two thirds of it nbgrader's own steps.
 """
 from __future__ import annotations
 
@@ -102,6 +103,8 @@ def attack_cells(mark: str) -> list:
     for vector, data in outputs.items():
         data = {**data, "text/plain": f"<{vector}>"}
         code = f"from IPython.display import display\ndisplay({data!r}, raw=True)"
+        if vector == "html_script":                  # as issue 32 wrote it
+            code = f"from IPython.display import HTML, display\ndisplay(HTML({data['text/html']!r}))"
         cell = nbformat.v4.new_code_cell(code, execution_count=1)
         cell.outputs = [nbformat.v4.new_output("display_data", data=data)]
         cells.append(cell)
@@ -331,6 +334,9 @@ def _look(browser, server, course, submitted, grades, files, env) -> tuple[list,
                  for (page, student), text in shown.items() if VERDICT[student] not in text]
     failures += [f"{page} (mallory): her own words are gone" for (page, student), text in shown.items()
                  if student == "mallory" and "My notes on the kernel." not in text]
+    made = (course / "autograded" / "mallory" / A / f"{A}.ipynb").read_text()      # her cells ran, and were cleaned
+    if "<b>bold</b>" not in made or "not shown by the course's grader: application/javascript" not in made:
+        failures.append("mallory's cells made no outputs in the sandbox: nothing was there to run")
     checked = time.monotonic()
 
     # the control: the notebook as submitted, where formgrader reads the autograded one
