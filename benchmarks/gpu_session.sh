@@ -32,6 +32,9 @@
 #                    its grid, block and elements per thread -> inductor.json, inductor_*.py
 #         small      benchmarks/rounds.py small: 1000 x 1030 bytes and halves over tiles, blocks and the
 #                    register variant, SMALL_ROUNDS rounds (3), SMALL_KERNELS to choose -> rounds_small.json
+#         mechanics  benchmarks/mechanics.py: the padded tile in row-major, column-major and diagonal block
+#                    order (partition camping, notebook 05) and naive_col with and without the read-only
+#                    path (notebook 03), 5 rounds -> mechanics.json (about a minute)
 #
 #     OUT=DIR bash benchmarks/gpu_session.sh env latency prose blocks     # notebooks' measurements, < 9 min
 #
@@ -96,6 +99,7 @@ print('simulator counts', 'the PTX: ' + m if m else 'the machine code (NVRTC 13 
     inductor) TRITON_PRINT_AUTOTUNING=1 step inductor 180 python3 benchmarks/inductor_kernel.py --dtype u8,f16,f32 --out "$OUT" ;;
     small) step small 420 python3 benchmarks/rounds.py small --out "$OUT" --rounds "${SMALL_ROUNDS:-3}" --budget 380 \
                ${SMALL_KERNELS:+--kernel "$SMALL_KERNELS"} ;;
+    mechanics) step mechanics 240 python3 benchmarks/mechanics.py --out "$OUT" ;;
     *) echo "unknown step $s"; exit 2 ;;
     esac
 done

@@ -26,7 +26,8 @@ only decides what counts as "coalesced" or "conflict-free" for a student's kerne
 - each element once (:func:`each_element_once`): the global loads move no more bytes than ``in``
   holds, the stores no more than ``out``; on its own, without one tile per block (a grid-stride
   loop whose step is ``blockDim.x`` copies every element several times).
-- one tile per block (:func:`one_tile_per_block`): from the owners of a whole run (``blocks``).
+- one tile per block (:func:`one_tile_per_block`), or for a fixed grid every block and warp its share
+  of out (:func:`shares_the_work`): from the owners of a whole run (``blocks``).
 
 Atomics count as what they are: each a read and a write of memory (``SimRun.atomics``), judged
 with the loads for coalescing and traffic, and with the stores. Hints may name the exercise's own
@@ -43,8 +44,8 @@ from typing import Callable
 from . import blocks
 
 __all__ = ["Shape", "Property", "coalesced", "no_bank_conflicts", "no_races", "no_uninitialized_reads",
-           "uses_shared", "vector_width", "async_copies", "each_element_once", "one_tile_per_block", "hinted",
-           "judge"]
+           "uses_shared", "vector_width", "async_copies", "each_element_once", "one_tile_per_block",
+           "shares_the_work", "hinted", "judge"]
 
 WORD = {"ld": "loads", "st": "stores", "atom": "atomics", "red": "atomics"}
 
@@ -265,6 +266,13 @@ def one_tile_per_block(tile: tuple | None = None) -> Property:
                     "spread the work over the grid the launch implies: each block moves one whole {tx}x{ty} tile "
                     "(which one is yours to choose, each tile by one block) and no block does another's (no loop "
                     "over tiles, no early return for all blocks but one)", ("owners",))
+
+
+def shares_the_work() -> Property:
+    """Every block and every warp of a fixed grid writes its share of out (``blocks.share``)."""
+    return Property("every block and warp does its share", blocks.share, "number every thread of the whole grid "
+                    "once — blockIdx.x, threadIdx.y and threadIdx.x all count — and let each take its turn: no block "
+                    "or warp returns early while the others copy the matrix", ("owners",))
 
 
 def hinted(p: Property, hint: str) -> Property:

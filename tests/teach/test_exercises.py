@@ -95,6 +95,23 @@ WRONG = [
     ("grid_copy", "step = blockDim.x", ("size_t step = (size_t)gridDim.x * blockDim.y * blockDim.x;", "size_t step = blockDim.x;"), ["loaded more than once"]),
     ("grid_copy", "threadIdx.y left out of the thread's number", ("((size_t)blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x", "(size_t)blockIdx.x * blockDim.x + threadIdx.x"),
      ["never written"]),
+    # ... and the grid must be numbered: one block, or one warp, copying everything is refused (issue 35)
+    ("grid_copy", "one block copies the whole matrix, the other seven return",
+     ("size_t first = ((size_t)blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;",
+      "if (blockIdx.x != 0) return;\n    size_t first = (size_t)threadIdx.y * blockDim.x + threadIdx.x;",
+      "size_t step = (size_t)gridDim.x * blockDim.y * blockDim.x;", "size_t step = (size_t)blockDim.y * blockDim.x;"),
+     ["every block and warp does its share", "block (0, 0, 0) wrote 4,096 of the 4,096", "wrote none",
+      "every block of the grid", "blockIdx.x, threadIdx.y and threadIdx.x all count"]),
+    ("grid_copy", "one warp copies the whole matrix",
+     ("size_t first = ((size_t)blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;",
+      "if (blockIdx.x != 0 || threadIdx.y != 0) return;\n    size_t first = threadIdx.x;",
+      "size_t step = (size_t)gridDim.x * blockDim.y * blockDim.x;", "size_t step = 32;"),
+     ["every block and warp does its share", "all of them by its warp 0", "wrote none"]),
+    ("grid_copy", "warp 0 of each block copies that block's share, threadIdx.y left idle",
+     ("size_t first = ((size_t)blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;",
+      "if (threadIdx.y != 0) return;\n    size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;",
+      "size_t step = (size_t)gridDim.x * blockDim.y * blockDim.x;", "size_t step = (size_t)gridDim.x * blockDim.x;"),
+     ["warp 0 of block (0, 0, 0) wrote 512 elements of out, 8 times its share", "warps 1-7 of each block wrote none"]),
     ("grid_copy", "threads numbered y fastest: 8 rows apart in a warp",
      ("((size_t)blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x", "((size_t)blockIdx.x * blockDim.x + threadIdx.x) * blockDim.y + threadIdx.y"),
      ["correct on 5 shapes", "32.0 sectors per request", "threadIdx.x"]),
@@ -384,6 +401,20 @@ def test_reveal_shows_the_course_kernel_only_after_a_pass_and_only_in_self_study
         E.reveal("nope")
 
 
+def test_reveal_points_at_the_line_that_differs_from_the_earlier_lessons_kernel():
+    """04 and 05 reveal the same file (kernels/tile.cu); 05's reveal names and marks the one line PAD
+    changes, and says what the student's element size needs."""
+    assert E.check("padded_tile", _kernel(SOL["padded_tile"], "transpose_padded")).ok
+    shown = E.reveal("padded_tile")
+    assert shown.shown and "notebook 04's `tile`" in shown.note and "PAD = 1" in shown.note
+    assert "line 28: `__shared__ T t[TILE][TILE + PAD];`" in shown.note and shown.marked == {28}
+    assert "`unsigned short`, which need PAD = 2" in shown.note
+    marked = [line for line in shown._repr_markdown_().splitlines() if "the line that differs" in line]
+    assert marked == ["    __shared__ T t[TILE][TILE + PAD];    // <-- the line that differs"]
+    assert E.check("shared_tile", _kernel(SOL["shared_tile"], "transpose_tile")).ok
+    assert E.reveal("shared_tile").note == ""                 # the first of the file: nothing to compare
+
+
 def strip_solutions_of(key):
     return E.strip_solutions(SOL[key])
 
@@ -489,7 +520,9 @@ def test_a_variants_check_stub_and_text_follow_its_parameters(monkeypatch):
     assert "unsigned char* out" in repr(ex) and ex.dtypes == (np.uint8,)
     assert "unsigned char tile[32][32];" in E.stub("padded_tile", who)
     report = E.check("padded_tile", _kernel(E.stub("padded_tile", who), ex.kernel), student=who)
-    assert not report.ok and "[32][32 + 4]" in repr(report)          # the hint has the variant's padding
+    # the hint speaks of the variant's type and leads to its padding without handing it over (issue 35)
+    assert not report.ok and "how many bytes is one unsigned char" in repr(report) and "[32][32 + ?]" in repr(report)
+    assert "[32][32 + 4]" not in repr(report)
     assert E.check("padded_tile", _kernel(solutions.body("padded_tile", dict(ex.params)), ex.kernel), student=who).ok
     assert not E.check("padded_tile", _kernel(SOL["padded_tile"], ex.kernel), student=who).ok
 

@@ -33,9 +33,17 @@ def test_a_wrong_block_to_tile_mapping_gets_its_own_hint():
     assert "blockIdx" in hint and "tile" in hint and "out[c * rows + r]" not in hint
 
 
-def test_a_tile_padded_by_two_is_not_told_one_bank():
-    text = _report("padded_tile", ("[32 + 1]", "[32 + 2]"))
+def test_a_tile_padded_by_two_banks_is_not_told_one_bank():
+    text = _report("padded_tile", ("[32 + 2]", "[32 + 4]"))        # 2-byte elements: 4 of them are two banks
     assert "2.0 wavefronts per request" in text and "hit one bank" not in text
+
+
+def test_the_padding_hint_asks_for_the_idea_before_the_fix():
+    """padded_tile's first hint leads to banks and element sizes; it does not hand over `[32][32 + 2]`."""
+    text = _report("padded_tile", ("[32 + 2]", "[32 + 1]"))        # one element: half a bank, still 1.5-way
+    hint = _hint_of_first_problem(text)
+    assert "1.5 wavefronts per request" in text and "4 bytes wide" in hint and "how many bytes is one unsigned short" in hint
+    assert "[32][32 + 2]" not in hint and "[32][32 + ?]" in hint
 
 
 def test_reading_before_the_copies_land_is_not_told_nothing_was_written():
