@@ -22,6 +22,7 @@ import numpy as np
 
 from ..compile.source import C_NAME
 from ..errors import KernelError, SimulationLimit
+from ..kernel import cells
 from ..kernel.module import Function, Template
 from ..transposes import verify
 from ..transposes.data import poisoned
@@ -242,8 +243,10 @@ def find_kernel(ex, kernel, report):
         except (ImportError, AttributeError):
             kernel = None
         if kernel is None:
-            report.problems.append((f"there is no kernel named {ex.kernel} yet",
-                                    f"run the %%cuda cell that defines __global__ void {ex.kernel}(...) first"))
+            failed = cells.failure(ex.kernel)
+            report.problems.append(_not_compiled(ex.kernel, failed, None) if failed else (
+                f"there is no kernel named {ex.kernel} yet",
+                f"run the %%cuda cell that defines __global__ void {ex.kernel}(...) first"))
             return None
     if isinstance(kernel, Template):
         report.problems.append((f"{kernel.name} is a template", f"check one instance: {kernel.name}[np.float32, ...]"))
@@ -251,6 +254,10 @@ def find_kernel(ex, kernel, report):
     if not isinstance(kernel, Function):
         report.problems.append((f"{kernel!r} is not a compiled kernel",
                                 f"pass the name the %%cuda cell bound, e.g. check('{ex.key}', {ex.kernel})"))
+        return None
+    failed = cells.outdated(kernel, dict.fromkeys((ex.kernel, kernel.name)))
+    if failed:
+        report.problems.append(_not_compiled(kernel.name, failed, kernel.name))
         return None
     refused = origin.borrowed(kernel) or sensors.reads_clock(kernel)
     if refused:
@@ -274,6 +281,16 @@ def find_kernel(ex, kernel, report):
                                 "use the element type of the exercise's stub"))
         return None
     return kernel
+
+
+def _not_compiled(name, cell, older) -> tuple[str, str]:
+    """(what, hint) for a check whose kernel's last %%cuda cell did not compile (``kernel.cells``)."""
+    what = f"the last %%cuda cell that defines {name} did not compile ({cell.where()})"
+    what += (f": {older} still holds an earlier cell's kernel, and this check judges only the code you see, so it "
+             "checked nothing" if older else f", so there is no {name} to check")
+    own = getattr(cell.error, "hint", None)
+    return what, ("fix the error shown under that cell" + (f" ({own.rstrip('.')})" if own else " (the caret marks "
+                                                           "the place)") + ", then run that cell again and this check")
 
 
 # ---------------------------------------------------------------------------- on a GPU
