@@ -24,10 +24,11 @@ from ..compile.source import C_NAME
 from ..errors import KernelError, SimulationLimit
 from ..kernel import cells
 from ..kernel.module import Function, Template
-from . import origin, sensors, simulated
+from . import evidence, origin, sensors, simulated
 from .exercise import expected, input_for, output_for
 from .simulated import LIMITS, SLOW_HINT
-from .wrong import diagnose
+from .evidence import Problem
+from .wrong import diagnose, written_share
 
 BOUNDS = "check the bounds tests: every index must stay inside in and out"
 
@@ -42,30 +43,32 @@ def run_shapes(ex, fn, dtype, seed):
     Each Shape carries the exercise's tile, block and element type; each run records what the
     exercise's properties need (``needs``): its owners, and for a right result its shared_flow."""
     runs, wrong, crashes = [], [], []
-    wanted = needs(ex)
+    wanted, loops = needs(ex), evidence.has_loops(fn)
     for i, shape in enumerate(ex.shapes):
         a, on = input_for(ex, shape, dtype, seed + i)
         on = dataclasses.replace(on, tile=tuple(ex.tile) if ex.tile else None, block=tuple(ex.block),
-                                 ctype=C_NAME[np.dtype(dtype)])
+                                 ctype=C_NAME[np.dtype(dtype)], loops=loops)
         out = output_for(ex, a)
         grid, block = ex.launch(on.rows, on.cols, on.batch)
         try:
             run = simulated.launch(fn, grid, block, (out, a, np.int32(on.rows), np.int32(on.cols)),
                                    owners="owners" in wanted)
         except SimulationLimit as exc:                 # every other shape would hit the limit too: stop
-            crashes.append((on, stopped(ex, fn, dtype, exc, on)))
+            crashes.append((on, Problem(*stopped(ex, fn, dtype, exc, on), evidence.STOPPED)))
             break
         except KernelError as exc:
             where = f" (line {exc.line})" if exc.line and f"line {exc.line}" not in exc.message else ""
-            crashes.append((on, (exc.message + where, exc.hint or BOUNDS)))
+            hint = evidence.stopped_hint(ex, exc) or exc.hint or BOUNDS
+            crashes.append((on, Problem(exc.message + where, hint, evidence.STOPPED)))
             continue
         except Exception as exc:                       # the simulator's own limits must not reach the student raw
-            crashes.append((on, (f"{type(exc).__name__}: {exc}",
-                                 "the simulator could not run this kernel; if it compiles and you think it is "
-                                 "right, try it on a GPU and tell the course's maintainers")))
+            crashes.append((on, Problem(f"{type(exc).__name__}: {exc}",
+                                        "the simulator could not run this kernel; if it compiles and you think it is "
+                                        "right, try it on a GPU and tell the course's maintainers", evidence.STOPPED)))
             break
         runs.append((on, run))
-        problem = diagnose(ex, out, a, run)
+        run.out_written = written_share(out)           # 'already right' is said only of a kernel that wrote out
+        problem = diagnose(ex, out, a, run, loops)
         if problem:
             wrong.append((on, problem))
         elif "flow" in wanted:

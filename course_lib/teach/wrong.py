@@ -1,13 +1,15 @@
 """Why a result is wrong: where its wrong elements are and what they hold, and the hint that points to.
 
-    problem = diagnose(ex, out, a, run)     # (what, hint), or None when every element is right
+    problem = diagnose(ex, out, a, run)     # (what, hint) ranked (evidence.Problem), or None when all is right
 
 For ``runs``: compares every element of one shape's output with the transpose (or copy) of `in`
 and picks a hint from where the wrong elements are and what they hold: misplaced elements of
 `in` (an index), values `in` does not hold (a type that changed them on the way), elements never
 written (whole tiles: the block mapping; single ones: a bounds test), a matrix of a batch written
-by another matrix's blocks (the batch offset), a tile read before its cp.async copies landed.
-It runs no kernel and judges no property.
+by another matrix's blocks (the batch offset), a tile read before its cp.async copies landed; and
+first the patterns over tiles that name one cause each (``patterns``: a band beyond in's limits,
+mirrored tiles, tiles not turned inside, the same rows of every tile). Each problem carries the rank
+of its evidence (``evidence``). It runs no kernel and judges no property.
 """
 from __future__ import annotations
 
@@ -16,69 +18,92 @@ import numpy as np
 from ..compile.source import C_NAME
 from ..transposes import verify
 from ..transposes.data import poisoned
+from . import patterns
+from .evidence import LOCATED, PATTERN, RESULT, Problem
 from .exercise import expected
 
 
-def diagnose(ex, out, a, run=None):
-    """(what is wrong, hint) for one shape's output, or None when every element is right."""
+def diagnose(ex, out, a, run=None, loops=None) -> Problem | None:
+    """(what is wrong, hint) for one shape's output, ranked by how directly its evidence names the
+    cause (``evidence``), or None when every element is right. `loops`: whether the kernel has any."""
     want = expected(ex, a)
     if out.ndim == 3:
-        return _diagnose_batch(ex, out, a, want)
+        found = _diagnose_batch(ex, out, a, want)
+        return None if found is None else Problem(*found, rank=PATTERN)
     m = verify.compare(out, want, 32 if ex.grid else ex.tile[0])
     if m.ok:
         return None
-    return str(m), _hint(m, out, a, want, ex, run)
-
-
-def _hint(m, out, a, want, ex, run=None) -> str:
     bad = ~_same(out, want)
-    written = bad & ~_same(out, np.broadcast_to(poisoned((1,), out.dtype)[0], out.shape))
-    early = next((r for r in getattr(run, "races", []) if getattr(r, "copy", None) and r.op == "reads"), None)
+    unwritten = bad & _same(out, np.broadcast_to(poisoned((1,), out.dtype)[0], out.shape))
+    pattern = patterns.find(ex, out, want, bad, unwritten, a.shape, loops)
+    m.region = pattern.region if pattern else (patterns.tiles_region(ex, bad) or m.region)
+    hint, rank = (pattern.hint, PATTERN) if pattern else _hint(m, out, a, want, ex, run, bad, unwritten)
+    early = _early(run)
     if early:       # the values stored were read before they landed: poison in out does not mean unwritten
-        return (f"line {early.lines[1]} reads the tile before the {early.copy} copy of line {early.lines[0]} has "
-                "landed, and what it read reaches out: wait for the copies first (its __pipeline_wait_prior(N) "
-                "must leave no group of them on its way, then __syncthreads() for every thread's)")
+        hint, rank = early, PATTERN
+    return Problem(str(m), hint, rank)
+
+
+def written_share(out) -> float:
+    """The share of out's elements that are not the poison any more (written by some thread)."""
+    if out.size == 0:
+        return 1.0
+    return 1.0 - float(_same(out, np.broadcast_to(poisoned((1,), out.dtype)[0], out.shape)).mean())
+
+
+def _early(run) -> str | None:
+    early = next((r for r in getattr(run, "races", []) if getattr(r, "copy", None) and r.op == "reads"), None)
+    if early is None:
+        return None
+    return (f"line {early.lines[1]} reads the tile before the {early.copy} copy of line {early.lines[0]} has "
+            "landed, and what it read reaches out: wait for the copies first (its __pipeline_wait_prior(N) "
+            "must leave no group of them on its way, then __syncthreads() for every thread's)")
+
+
+def _hint(m, out, a, want, ex, run, bad, unwritten) -> tuple[str, int]:
+    """(hint, rank) for a result no pattern of ``patterns`` fits."""
+    written = bad & ~unwritten
     if m.unwritten == m.total:
-        return "nothing was written: every element of out must be stored by some thread"
+        return "nothing was written: every element of out must be stored by some thread", PATTERN
     if m.unwritten == m.wrong:      # before 'more than half wrong': an unwritten element is no misplaced one
         return _unwritten_hint(m, bad, a, ex)
     uninitialized = [w for w in getattr(run, "warnings", []) if w.kind == "uninitialized"]
     if uninitialized:
         w = uninitialized[0]
         return (f"line {w.line} reads shared memory that no thread of the block wrote, and those values reach out: "
-                "every element a thread reads from the tile must be stored first — fill the whole tile")
+                "every element a thread reads from the tile must be stored first — fill the whole tile"), LOCATED
     if written.any():
         changed = _changed_values(out[written], want[written], a)
         if changed:
-            return changed
+            return changed, PATTERN
     edge = _partial_tiles(ex, a.shape, out.shape)
     if edge is not None and edge[bad].all():
         return ("all wrong elements come from the last, partial tiles (the matrix is not a multiple of the tile): "
                 "threads past the edge must skip loading and storing, but the others must still do their part — "
-                "test rows and cols separately, on the way in and on the way out")
+                "test rows and cols separately, on the way in and on the way out"), PATTERN
     if m.wrong > m.total // 2:
         if ex.copy:
-            return "out has the shape of in: element (r, c) goes to out[r * cols + c]"
+            return "out has the shape of in: element (r, c) goes to out[r * cols + c]", RESULT
         hint = "out is cols x rows: element (r, c) of in goes to out[c * rows + r]"
         if any(p.name == "stages the tile in shared memory" for p in ex.properties):
             hint += ("; after the barrier each thread reads the tile transposed (tile[threadIdx.x][...]) and the "
                      "block lands at the mirrored place")
-        return hint
-    return "compare the indices used to read in and to write out for the elements listed above"
+        return hint, RESULT
+    return "compare the indices used to read in and to write out for the elements listed above", RESULT
 
 
-def _unwritten_hint(m, bad, a, ex) -> str:
+def _unwritten_hint(m, bad, a, ex) -> tuple[str, int]:
     """Every wrong element unwritten: threads all on a few elements, whole tiles unstored, or single misses."""
     if (m.total - m.unwritten) * 32 <= m.total:
         return (f"only {m.total - m.unwritten} element(s) of out were written: the threads store to the same few "
-                "places — each thread's (r, c) must come from its threadIdx and blockIdx")
+                "places — each thread's (r, c) must come from its threadIdx and blockIdx"), PATTERN
     tiles = _tile_mask(ex, a.shape, bad)
     if tiles is not None and tiles.any() and (tiles.all(axis=(1, 3)) | ~tiles.any(axis=(1, 3))).all():
         return ("the elements written are right, but whole tiles were never written: each block must cover its "
                 f"own tile ({ex.tile[0]} columns x {ex.tile[1]} rows of in) — check which blockIdx picks the "
-                "tile's columns and which its rows, each times the tile's size")
+                "tile's columns and which its rows, each times the tile's size"), PATTERN
     return ("those elements of out were never written: find the thread that should store the ones listed "
-            "above — is there one, and does its bounds test let it?")
+            "above — is there one, and does its bounds test let it?"), RESULT
 
 
 def _tile_mask(ex, in_shape, bad):     # bad in in's coordinates, (tile row, row, tile column, column)
@@ -103,10 +128,14 @@ def _partial_tiles(ex, in_shape, out_shape):
 
 
 def _changed_values(got, want, a) -> str | None:
-    """A hint when the wrong elements hold values that `in` does not: a type changed them."""
-    if np.isin(got, a).mean() > 0.5:
+    """A hint when the wrong elements hold values that `in` does not: a type changed them, or a constant.
+    Not from a handful of elements: one zero where 0.76 belongs is no evidence of an int on the way."""
+    if got.size < 32 or np.isin(got, a).mean() > 0.5:
         return None                                    # elements of in, in the wrong place: an index problem
     t = C_NAME[a.dtype]
+    if (got == got.flat[0]).all():
+        return (f"every wrong element holds the same value, {got.flat[0]!r}, which is not an element of in: the store "
+                "writes something other than the element the thread loaded")
     if a.dtype.kind == "f":
         if np.array_equal(got, np.trunc(want).astype(a.dtype)):
             return (f"the values lost their fraction (1.73 became 1.0): an int holds the elements on the way — "
