@@ -133,9 +133,6 @@ def _changed_values(got, want, a) -> str | None:
     if got.size < 32 or np.isin(got, a).mean() > 0.5:
         return None                                    # elements of in, in the wrong place: an index problem
     t = C_NAME[a.dtype]
-    if (got == got.flat[0]).all():
-        return (f"every wrong element holds the same value, {got.flat[0]!r}, which is not an element of in: the store "
-                "writes something other than the element the thread loaded")
     if a.dtype.kind == "f":
         if np.array_equal(got, np.trunc(want).astype(a.dtype)):
             return (f"the values lost their fraction (1.73 became 1.0): an int holds the elements on the way — "
@@ -146,6 +143,9 @@ def _changed_values(got, want, a) -> str | None:
     elif (got == np.iinfo(a.dtype).max).mean() > 0.5:
         return (f"the wrong elements hold all ones ({np.iinfo(a.dtype).max}): a signed type's sign was spread into "
                 f"them (a short or char widened, then shifted or or-ed) — keep the elements {t}, unsigned")
+    if (got == got.flat[0]).all():
+        return (f"every wrong element holds the same value, {got.flat[0].item()!r}, which is not an element of in: the "
+                "store writes something other than the element the thread loaded")
     return (f"the wrong elements hold values that are nowhere in `in`: they were changed on the way (another type "
             f"than {t}, or bytes mixed up) — keep the elements {t} from the load to the store")
 
