@@ -3,6 +3,7 @@
     p = Problem("on a 96x160 matrix: ...", "a bounds test holds ...", PATTERN)   # unpacks as (what, hint)
     report.problems += ordered(problems)        # by rank, then in the order found
     stopped_hint(ex, exc)                       # an out-of-bounds access of in or out, in the exercise's terms
+    did_work(runs)                              # did the kernel do anything 'already right' could be said of
     has_loops(fn)                               # does the kernel's source hold a loop (for hints that name one)
     loop_words(False, (32, 32), (32, 32))       # {fill}, {loop_bounds}: property hints' words about loops
 
@@ -88,12 +89,26 @@ def _code(fn) -> str | None:
     return getattr(getattr(getattr(fn, "module", None), "source", None), "code", None)
 
 
+def did_work(runs) -> bool:
+    """Whether the kernel did anything 'already right' could be said of: on some shape it left more than
+    1/32 of out written (not the poison), or its global stores (atomics too) all land the lanes of a warp on
+    different elements — a read-before-landed tile writes poison back, yet its stores are the kernel's
+    work. A stub's `out[0] = in[0]` by every thread does neither: 128 bytes per warp into one 32-byte sector."""
+    if any(getattr(run, "out_written", 0.0) * 32 > 1 for _, run in runs):
+        return True
+    rows = [r for _, run in runs for r in getattr(run, "instructions", [])
+            if r["space"] == "global" and r["op"] == "st" and r["requests"]]
+    atoms = [r for _, run in runs for r in getattr(run, "atomics", []) if r["space"] == "global" and r["requests"]]
+    return bool(rows or atoms) and all(r["bytes"] <= 32 * r["sectors"] for r in rows)
+
+
 _ACCESS = re.compile(r"Out of bounds (load from|store to) global memory: argument (\d+) ")
 
 
-def stopped_hint(ex, exc) -> str | None:
+def stopped_hint(ex, exc, batch: int = 1) -> str | None:
     """For an access past the end of in or out: which limit each index of that access must respect,
-    in the exercise's terms (out is cols x rows for a transpose); None for any other stop."""
+    in the exercise's terms (out is cols x rows for a transpose; a batch's matrices one after another);
+    None for any other stop."""
     m = _ACCESS.match(getattr(exc, "message", "") or "")
     if not m or m[2] not in ("0", "1"):
         return None
@@ -105,8 +120,10 @@ def stopped_hint(ex, exc) -> str | None:
     else:
         side, array, offset, limits = "store", "out is cols x rows", "out[row * rows + col]", \
             "row < cols and col < rows"
+    batched = ("; and matrix b of a batch begins b * rows * cols elements in, in in and in out alike (blockIdx.z * "
+               "rows * cols, as size_t)") if batch > 1 else ""
     return (f"the {side}'s bounds test and its offset must agree: {array}, so {offset} needs {limits} — check which "
-            f"of rows and cols each index of the {side} is compared with, and < not <=")
+            f"of rows and cols each index of the {side} is compared with, and < not <={batched}")
 
 
 _LOOP = re.compile(r"\b(for|while)\s*\(|\bdo\s*\{")

@@ -119,8 +119,7 @@ def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shap
     correct = not wrong and not crashes
     if correct:
         report.passed.append(f"correct on {len(ex.shapes)} shape" + ("s" if len(ex.shapes) > 1 else ""))
-    # 'already right' only of what the kernel did: not of a kernel that left (nearly) all of out unwritten
-    did_work = any(getattr(run, "out_written", 1.0) * 32 > 1 for _, run in runs)
+    did_work = evidence.did_work(runs)       # 'already right' is said only of what the kernel did
     for p, problem in judge(ex.properties, runs):
         if problem:
             found.append(evidence.judged(p, problem, fn))

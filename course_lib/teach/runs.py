@@ -58,7 +58,7 @@ def run_shapes(ex, fn, dtype, seed):
             break
         except KernelError as exc:
             where = f" (line {exc.line})" if exc.line and f"line {exc.line}" not in exc.message else ""
-            hint = evidence.stopped_hint(ex, exc) or exc.hint or BOUNDS
+            hint = evidence.stopped_hint(ex, exc, on.batch) or exc.hint or BOUNDS
             crashes.append((on, Problem(exc.message + where, hint, evidence.STOPPED)))
             continue
         except Exception as exc:                       # the simulator's own limits must not reach the student raw
@@ -67,7 +67,7 @@ def run_shapes(ex, fn, dtype, seed):
                                         "right, try it on a GPU and tell the course's maintainers", evidence.STOPPED)))
             break
         runs.append((on, run))
-        run.out_written = written_share(out)           # 'already right' is said only of a kernel that wrote out
+        run.out_written = written_share(out)            # for evidence.did_work: what 'already right' may say
         problem = diagnose(ex, out, a, run, loops)
         if problem:
             wrong.append((on, problem))
