@@ -79,17 +79,24 @@ def __dir__():
 
 # old module (before the wings, 2026-11) -> where it lives now; kept for one release
 MOVED = {
-    "backend": "transposes.backend", "bench": "transposes.bench", "colab": "lab.colab", "container": "lab.container",
+    "backend": "transposes.backend", "bench": "transposes.bench", "colab": "lab.instructor.colab", "container": "lab.student.container",
     "debug": "teach.debug", "draw": "notebook.draw", "exercise_runs": "teach.runs", "exercises": "teach.exercises",
-    "fit": "notebook.fit", "guard": "kernel.guard", "instructor": "lab.instructor", "labserver": "lab.server",
+    "fit": "notebook.fit", "guard": "kernel.guard", "instructor": "lab.instructor.cli", "labserver": "lab.student.server",
     "launch": "kernel.launch", "magic": "notebook.magic", "mistakes": "teach.mistakes", "model": "transposes.model",
     "module": "kernel.module", "nvrtc": "compile.nvrtc", "nvrtc13": "compile.nvrtc_lib",
     "platforms": "compile.platforms", "prediction": "teach.prediction", "progress": "sim.progress",
-    "properties": "teach.properties", "ptx": "compile.ptx", "release": "lab.release", "run_once": "transposes.run_once",
+    "properties": "teach.properties", "ptx": "compile.ptx", "release": "lab.instructor.release", "run_once": "transposes.run_once",
     "sass": "compile.sass", "solutions": "teach.solutions", "stored": "lab.stored", "verify": "transposes.verify",
-    "widgets": "notebook.widgets", "workcopy": "lab.workcopy",
+    "widgets": "notebook.widgets", "workcopy": "lab.student.workcopy",
 }
 MOVED.update({f"sim.{old}": f"sim.{new}" for old, new in _SIM_MOVED.items()})   # sim's subpackages, 2026-11
+# lab/ in a wing per audience (2026-12): course folders' nbgrader_config.py and older course-lab scripts name these
+MOVED.update({f"lab.{old}": f"lab.{new}" for old, new in (
+    ("course_lab", "student.course_lab"), ("server", "student.server"), ("workcopy", "student.workcopy"),
+    ("container", "student.container"), ("keepboth", "student.keepboth"), ("colab", "instructor.colab"),
+    ("authoring", "instructor.authoring"), ("release", "instructor.release"), ("refresh", "instructor.refresh"),
+    ("publish", "instructor.publish"), ("grading", "instructor.assignments"), ("sandbox", "grader.sandbox"),
+    ("nbgrader_hooks", "grader.nbgrader_hooks"))})
 
 
 class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):

@@ -9,8 +9,8 @@
 """
 import sys
 
-COMMANDS = {"bench": ".transposes.bench", "run": ".transposes.run_once", "lab": ".lab.course_lab",
-            "instructor": ".lab.instructor", "capability": ".lessons.capability", "keep-both": ".lab.keepboth"}
+COMMANDS = {"bench": ".transposes.bench", "run": ".transposes.run_once", "lab": ".lab.student.course_lab",
+            "instructor": ".lab.instructor.cli", "capability": ".lessons.capability", "keep-both": ".lab.student.keepboth"}
 USAGE = ("usage: python -m course_lib {bench,run,lab,instructor,capability,keep-both} [options]   "
          "(python -m course_lib COMMAND --help)")
 

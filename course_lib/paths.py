@@ -11,7 +11,7 @@
 
 A second version of a file is kept beside it under one naming rule, :func:`beside`: ``course-lab
 --update`` keeps the student's old copy as ``NAME.mine-<date-time>.ipynb``, the hub's pull the
-course's new version as ``NAME.course-<date-time>.ipynb`` (course_lib.lab.keepboth), and a notebook's
+course's new version as ``NAME.course-<date-time>.ipynb`` (course_lib.lab.student.keepboth), and a notebook's
 banner finds the latter with :func:`kept_beside`.
 
 A module that reads one of these folders asks here, so a layout change is one edit. Nothing is

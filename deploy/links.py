@@ -7,7 +7,7 @@ A link is ``HUB/hub/user-redirect/git-pull?repo=..&branch=..&targetpath=..&urlpa
 the hub sends the student (logging them in first) to their own server, whose nbgitpuller clones
 the course into ``transpose-course/`` in their home on the first click and on later clicks pulls
 what changed, keeping the student's own edits: nbgitpuller merges, and a file both the student and
-the course changed goes to the image's merge driver (course_lib/lab/keepboth.py), which merges it
+the course changed goes to the image's merge driver (course_lib/lab/student/keepboth.py), which merges it
 where the changes do not collide and otherwise keeps the student's file as saved and the course's
 version beside it (``NAME.course-<date-time>.ipynb``), saying so in the pull's page and in
 ``COURSE-UPDATES.md``; a file the student deleted comes back. Then JupyterLab opens the notebook.
@@ -25,7 +25,7 @@ import sys
 from urllib.parse import quote, urlencode
 
 from course_lib import paths
-from course_lib.lab.course_lab import BRANCH, COURSE_REPO
+from course_lib.lab.course import BRANCH, COURSE_REPO
 
 
 def target_folder(repo: str = COURSE_REPO) -> str:

@@ -10,7 +10,7 @@
 # NGSHARE_URL moves it (the local hub and the tests); in the cluster ngshare_exchange finds it itself.
 #
 # The course id is the one `python -m course_lib instructor nbgrader` writes into the instructor's
-# course folder (course_lib.lab.grading.COURSE_ID), so a release and a student's list agree.
+# course folder (course_lib.lab.course.COURSE_ID), so a release and a student's list agree.
 #
 #   admin, once a term: ngshare-course-management create_course transpose-course instructor
 #                       ngshare-course-management add_students transpose-course students.csv
@@ -22,7 +22,7 @@
 #   student:     nbgrader fetch_feedback 05_bank_conflicts
 import os
 
-from course_lib.lab.grading import COURSE_ID
+from course_lib.lab.course import COURSE_ID
 from ngshare_exchange import configureExchange
 
 c = get_config()  # noqa: F821  (nbgrader's config loader defines it)

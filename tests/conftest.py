@@ -6,7 +6,7 @@ import pytest
 os.environ.setdefault("COURSE_LIB_BACKEND", "sim")
 
 # The student repository (`python -m course_lib instructor publish`) has no exercises/*/solution.cu: a test that
-# needs a solution file skips there, saying so, instead of failing (course_lib.lab.publish).
+# needs a solution file skips there, saying so, instead of failing (course_lib.lab.instructor.publish).
 NO_SOLUTIONS = "the student repository has no solutions; run this in the instructor repository"
 # modules that test the exercises against their solutions (the checkers, the instructor tools, nbgrader's
 # export): there every test skips; elsewhere a test is marked needs_solutions, or skips when it asks

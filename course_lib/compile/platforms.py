@@ -58,7 +58,7 @@ def place(env=None, modules=None) -> str:
         return "colab"
     if env.get("JUPYTERHUB_USER") or env.get("JUPYTERHUB_API_URL"):      # a hub's server passes these on
         return "hub"
-    if env.get("COURSE_LAB_IN_CONTAINER"):                               # set by course_lib.lab.container
+    if env.get("COURSE_LAB_IN_CONTAINER"):                               # set by course_lib.lab.student.container
         return "container"
     if (paths.REPO / "pyproject.toml").is_file():
         return "checkout"

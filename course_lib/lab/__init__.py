@@ -1,10 +1,18 @@
-"""Where the course is opened, released and taught: everything outside a notebook's kernel.
+"""Everything outside a notebook's kernel, in a wing per audience (as nbgrader lays out its apps):
 
-Modules: ``course_lab`` (the ``course-lab`` command), ``server`` (a JupyterLab for the course),
-``workcopy`` (the student's own copy of the notebooks), ``keepboth`` (the hub pull's git merge
-driver), ``stored`` (byte-stable notebooks), ``refresh`` (re-executing notebooks for nbval),
-``release`` and ``instructor`` (student and instructor copies, checks), ``grading``,
-``nbgrader_hooks``, ``grader`` and ``sandbox`` (the course as an nbgrader course, graded in a
-bubblewrap sandbox; the hooks import nbgrader, the ``[instructor]`` extra), ``colab`` (the Colab
-install cell), ``container`` (``--container``).
+- ``student/``: what a student runs: ``course_lab`` (the ``course-lab`` command), ``server`` (a JupyterLab
+  for the course), ``workcopy`` (the student's own copy of the notebooks), ``container`` (``--container``
+  on macOS), ``keepboth`` (the hub pull's git merge driver);
+- ``instructor/``: the instructor's tools, ``cli`` (``python -m course_lib instructor``, argument parsing
+  only) over one module per command: ``check``, ``refresh``, ``release`` (build), ``publish``,
+  ``assignments`` (the nbgrader export), ``authoring`` (new-exercise and the exercise checks), ``colab``;
+- ``grader/``: grading a class: ``sandbox`` (bubblewrap), ``trusted`` (the checker on a submission's CUDA
+  text, run sandboxed), ``hidden`` (hidden shapes and the course's seed), ``nbgrader_hooks`` (nbgrader's
+  preprocessors swapped for the course's; imports nbgrader, the ``[instructor]`` extra);
+- shared by the three: ``course`` (where the course lives, its Colab cell, its nbgrader id), ``folders``
+  (writable folders, keeping an edited file), ``stored`` (byte-stable notebooks and the server's save hook).
+
+The grader imports neither the instructor's tools nor the student's launcher, and the student's launcher
+imports neither of the others (pyproject.toml's import-linter contract "lab: ..."), so a grading machine
+needs only the grader and a student's server only its wing.
 """

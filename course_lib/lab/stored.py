@@ -22,7 +22,7 @@ Five things would otherwise change a notebook file with no change of content:
   content, so its bytes do not change.
 
 This module changes notebook structures in memory and holds the server's save hook; it does not
-execute notebooks (course_lib.instructor.refresh does).
+execute notebooks (lab.instructor.refresh does).
 """
 from __future__ import annotations
 
@@ -30,8 +30,9 @@ import hashlib
 import json
 import re
 
-from .server import KERNELSPEC
 
+# the kernelspec JupyterLab and ipykernel write: a notebook stored with another is rewritten when opened
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 PLOTLY = "application/vnd.plotly.v1+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

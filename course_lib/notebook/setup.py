@@ -7,7 +7,7 @@
 The banner says what the numbers below it are: measured on this GPU, or exact counts from the
 simulator with bandwidths *modelled* for a named GPU; on a GPU, which notebooks it runs entirely and
 where cells that need a newer one go to the simulator (``capability``). On a hub whose pull kept the
-course's new version of a notebook beside the student's (course_lib.lab.keepboth), the banner says so.
+course's new version of a notebook beside the student's (course_lib.lab.student.keepboth), the banner says so.
 """
 from __future__ import annotations
 

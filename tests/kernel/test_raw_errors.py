@@ -57,8 +57,8 @@ def test_a_source_file_that_is_not_utf8_is_read_or_explained(tmp_path):
     assert str(binary) in e.value.message and "not text" in e.value.message and "UTF-8" in e.value.hint
 
 
-@pytest.mark.parametrize("old, new", [("labserver", "lab.server"), ("verify", "transposes.verify"),
-                                      ("nvrtc", "compile.nvrtc"), ("workcopy", "lab.workcopy"),
+@pytest.mark.parametrize("old, new", [("labserver", "lab.student.server"), ("verify", "transposes.verify"),
+                                      ("nvrtc", "compile.nvrtc"), ("workcopy", "lab.student.workcopy"), ("lab.nbgrader_hooks", "lab.grader.nbgrader_hooks"), ("lab.course_lab", "lab.student.course_lab"),
                                       ("sim.tma", "sim.movement.tma"), ("sim.metrics", "sim.results.metrics")])
 def test_modules_the_wings_moved_import_from_their_old_path_with_a_deprecation(old, new):
     sys.modules.pop(f"course_lib.{old}", None)

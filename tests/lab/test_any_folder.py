@@ -7,15 +7,16 @@ from pathlib import Path
 import pytest
 
 from course_lib import paths
-from course_lib.lab import course_lab as lab
-from course_lib.lab import instructor as I
+from course_lib.lab.student import course_lab as lab
+from course_lib.lab.instructor import check as icheck
+from course_lib.lab import course
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_course_lab_finds_the_checkouts_notebooks_from_any_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)                       # cd my-notebooks, cd ~: not the checkout's root
-    assert lab.notebooks_dir() == REPO / "notebooks"
+    assert course.notebooks_dir() == REPO / "notebooks"
 
 
 @pytest.fixture
@@ -34,14 +35,14 @@ def test_a_wheel_finds_the_notebooks_of_the_folder_it_runs_in_or_above(wheel, mo
     (wheel / "clone" / "my-notebooks").mkdir()
     for cwd in (wheel / "clone", wheel / "clone" / "my-notebooks"):
         monkeypatch.chdir(cwd)
-        assert lab.notebooks_dir() == up
+        assert course.notebooks_dir() == up
 
 
 def test_when_nothing_is_found_the_message_says_where_it_looked(wheel, monkeypatch):
     (wheel / "notebooks").mkdir()                     # someone else's notebooks/: not the course's
     monkeypatch.chdir(wheel)
     with pytest.raises(FileNotFoundError) as e:
-        lab.notebooks_dir()
+        course.notebooks_dir()
     msg = str(e.value)
     assert str(paths.REPO / "notebooks") in msg and str(wheel) in msg and "course-lab path/to/notebooks" in msg
     assert "not an editable install" not in msg       # it may well be one
@@ -50,14 +51,14 @@ def test_when_nothing_is_found_the_message_says_where_it_looked(wheel, monkeypat
 def test_instructor_tools_take_notebooks_by_path_with_no_checkout(wheel, monkeypatch):
     monkeypatch.chdir(wheel)
     nb = REPO / "notebooks" / "04_shared_memory_tiles.ipynb"
-    assert I.notebook_paths([str(nb)]) == [nb]
+    assert icheck.notebook_paths([str(nb)]) == [nb]
     monkeypatch.setenv("HOME", str(REPO.parent))
-    assert I.notebook_paths([f"~/{REPO.name}/notebooks/{nb.name}"]) == [nb]
+    assert icheck.notebook_paths([f"~/{REPO.name}/notebooks/{nb.name}"]) == [nb]
     with pytest.raises(FileNotFoundError, match=r"no notebook 99_none\.ipynb.*looked"):
-        I.notebook_paths(["99_none.ipynb"])
+        icheck.notebook_paths(["99_none.ipynb"])
 
 
 def test_instructor_tools_find_a_named_notebook_in_the_course_from_any_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert I.notebook_paths(["04_shared_memory_tiles.ipynb"]) == [REPO / "notebooks" / "04_shared_memory_tiles.ipynb"]
-    assert I.notebook_paths()[0].parent == REPO / "notebooks"
+    assert icheck.notebook_paths(["04_shared_memory_tiles.ipynb"]) == [REPO / "notebooks" / "04_shared_memory_tiles.ipynb"]
+    assert icheck.notebook_paths()[0].parent == REPO / "notebooks"

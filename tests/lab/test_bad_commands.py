@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from course_lib.lab import course_lab as lab
-from course_lib.lab import instructor as I
+from course_lib.lab.student import course_lab as lab
+from course_lib.lab.instructor import cli
 
 REPO = Path(__file__).resolve().parents[2]
 NB04 = str(REPO / "notebooks" / "04_shared_memory_tiles.ipynb")
@@ -41,7 +41,7 @@ def test_course_lab_given_an_address_it_cannot_listen_on(tmp_path, capsys, ip):
 
 @pytest.mark.parametrize("cmd", ["nbgrader", "build"])
 def test_instructor_out_given_a_file(a_file, capsys, cmd):
-    assert I.main([cmd, "--out", str(a_file), *(["--no-execute"] if cmd == "build" else []), NB04]) == 1
+    assert cli.main([cmd, "--out", str(a_file), *(["--no-execute"] if cmd == "build" else []), NB04]) == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err and f"--out {a_file} is a file, not a folder" in err
     assert a_file.read_text() == "mine\n"
@@ -51,7 +51,7 @@ def test_instructor_tools_in_a_python_without_nbformat_say_which_environment(cap
     """`python -m course_lib instructor check` run by a Python without the lab extras (the system's, a shell
     whose venv is not active) was a raw ModuleNotFoundError traceback."""
     monkeypatch.setitem(sys.modules, "nbformat", None)        # `import nbformat` now fails as if not installed
-    assert I.main(["check", NB04]) == 1
+    assert cli.main(["check", NB04]) == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err and "has no nbformat" in err and 'pip install "course-lib[instructor]"' in err
 
@@ -74,7 +74,7 @@ def read_only(tmp_path):
 @pytest.mark.parametrize("cmd", ["nbgrader", "build"])
 def test_instructor_out_in_a_read_only_folder(read_only, capsys, cmd):
     out = read_only / "course"
-    assert I.main([cmd, "--out", str(out), *(["--no-execute"] if cmd == "build" else []), NB04]) == 1
+    assert cli.main([cmd, "--out", str(out), *(["--no-execute"] if cmd == "build" else []), NB04]) == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err and "cannot write" in err and f"--out {out}" in err and not out.exists()
 
@@ -82,14 +82,14 @@ def test_instructor_out_in_a_read_only_folder(read_only, capsys, cmd):
 def test_nbgrader_export_keeps_the_instructors_edited_source_notebook(tmp_path, capsys):
     """Before: a second `instructor nbgrader --out` overwrote the edited source notebook, no backup."""
     course = tmp_path / "course"
-    assert I.main(["nbgrader", "--out", str(course), NB04]) == 0
+    assert cli.main(["nbgrader", "--out", str(course), NB04]) == 0
     source = course / "source" / "04_shared_memory_tiles" / "04_shared_memory_tiles.ipynb"
-    assert I.main(["nbgrader", "--out", str(course), NB04]) == 0        # the same again: nothing to keep
+    assert cli.main(["nbgrader", "--out", str(course), NB04]) == 0        # the same again: nothing to keep
     assert sorted(p.name for p in source.parent.iterdir()) == [source.name]
     edited = source.read_text().replace("Shared", "SHARED", 1)
     source.write_text(edited)
     capsys.readouterr()
-    assert I.main(["nbgrader", "--out", str(course), NB04]) == 0
+    assert cli.main(["nbgrader", "--out", str(course), NB04]) == 0
     assert sorted(p.name for p in source.parent.iterdir()) == [source.name]     # kept outside source/
     (kept,) = (course / ".course_lib_backups" / source.parent.name).iterdir()
     assert kept.name.startswith("04_shared_memory_tiles.before-") and kept.suffix == ".ipynb"
@@ -102,12 +102,12 @@ def test_nbgrader_export_moves_a_kept_notebook_an_older_export_left_in_source(tm
     """A course folder an older course_lib wrote may hold NAME.before-<date-time>.ipynb in
     source/<assignment>/, where nbgrader releases it: the next export moves it out, and says so."""
     course = tmp_path / "course"
-    assert I.main(["nbgrader", "--out", str(course), NB04]) == 0
+    assert cli.main(["nbgrader", "--out", str(course), NB04]) == 0
     source = course / "source" / "04_shared_memory_tiles" / "04_shared_memory_tiles.ipynb"
     stray = source.with_name("04_shared_memory_tiles.before-20260101-120000.ipynb")
     stray.write_text("the instructor's old notebook\n")
     capsys.readouterr()
-    assert I.main(["nbgrader", "--out", str(course), NB04]) == 0
+    assert cli.main(["nbgrader", "--out", str(course), NB04]) == 0
     moved = course / ".course_lib_backups" / source.parent.name / stray.name
     assert sorted(p.name for p in source.parent.iterdir()) == [source.name]
     assert moved.read_text() == "the instructor's old notebook\n"
@@ -123,11 +123,11 @@ def test_nbgrader_release_never_holds_the_kept_source_notebook(tmp_path, capsys)
     import sys
     course, home, a = tmp_path / "course", tmp_path / "home", "04_shared_memory_tiles"
     home.mkdir()
-    assert I.main(["nbgrader", "--out", str(course), NB04]) == 0
+    assert cli.main(["nbgrader", "--out", str(course), NB04]) == 0
     source = course / "source" / a / f"{a}.ipynb"
     source.write_text(source.read_text().replace("Shared", "SHARED", 1))
     capsys.readouterr()
-    assert I.main(["nbgrader", "--out", str(course), NB04]) == 0
+    assert cli.main(["nbgrader", "--out", str(course), NB04]) == 0
     out = capsys.readouterr().out
     env = dict(os.environ, HOME=str(home), PYTHONPATH=str(REPO),
                PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))   # alembic

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.lab import course_lab as L
+from course_lib.lab.student import course_lab as L
 
 from course_lib import gpu  # noqa: E402
 

@@ -21,7 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.lab import colab, course_lab as lab
+from course_lib.lab.instructor import colab
+from course_lib.lab.student import course_lab as lab
+from course_lib.lab import course
 
 REPO = Path(__file__).resolve().parents[2]
 COLAB = [line.split("==") for line in (Path(__file__).resolve().parent / "colab_packages.txt").read_text().splitlines()
@@ -33,12 +35,12 @@ def _pip(*args, **kw):
 
 
 def test_the_install_cell_installs_once_and_only_on_colab():
-    cell = lab.colab_install_cell()
+    cell = course.colab_install_cell()
     fresh = colab.colab_commands(cell, on_colab=True, installed=False)
     assert fresh["error"] is None
-    assert fresh["shell"] == [f"test -d {lab.COLAB_CLONE_DIR} || git clone -q --depth 1 {lab.COURSE_REPO} "
-                              f"{lab.COLAB_CLONE_DIR}"]
-    assert fresh["magics"] == [("pip", f"install -q {lab.COLAB_CLONE_DIR}")]
+    assert fresh["shell"] == [f"test -d {course.COLAB_CLONE_DIR} || git clone -q --depth 1 {course.COURSE_REPO} "
+                              f"{course.COLAB_CLONE_DIR}"]
+    assert fresh["magics"] == [("pip", f"install -q {course.COLAB_CLONE_DIR}")]
     for again in (colab.colab_commands(cell, on_colab=True, installed=True), colab.colab_commands(cell, on_colab=False)):
         assert again == dict(shell=[], magics=[], path_added=[], error=None)
 

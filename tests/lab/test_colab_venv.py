@@ -2,7 +2,7 @@
 
 A fresh Python 3.12 virtual environment (Colab's Python) gets Colab's packages at Colab's versions
 (tests/lab/colab_packages.txt: CuPy 13.3, ipywidgets 7.7.1, plotly 5...), then the course the way
-the notebooks' install cell does it on Colab: the cell's own commands (course_lib.lab.colab), the
+the notebooks' install cell does it on Colab: the cell's own commands (course_lib.lab.instructor.colab), the
 GitHub URL replaced by this repository's HEAD and /content by a temporary folder. Then:
 
 - none of Colab's packages was replaced, and CuPy 13.3 there cannot load an NVRTC (it looks only in
@@ -25,7 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.lab import colab as colab_cell, course_lab as lab
+from course_lib.lab.instructor import colab as colab_cell
+from course_lib.lab.student import course_lab as lab
+from course_lib.lab import course
 from fresh_env import clean_env, python312, run
 
 pytestmark = pytest.mark.slow
@@ -95,9 +97,9 @@ def colab(tmp_path_factory):
     python = str(venv / "bin" / "python")
     run([python, "-m", "pip", "install", "-q", "-r", str(PINS)], "installing Colab's packages", env=env)
     # the install cell, as IPython runs it on a fresh Colab runtime, pointed at this checkout
-    cell = colab_cell.colab_commands(lab.colab_install_cell(), on_colab=True, installed=False)
+    cell = colab_cell.colab_commands(course.colab_install_cell(), on_colab=True, installed=False)
     assert cell["error"] is None and len(cell["shell"]) == 1 and [m for m, _ in cell["magics"]] == ["pip"]
-    moved = lambda text: text.replace(lab.COURSE_REPO, f"file://{REPO}").replace("/content", str(content))
+    moved = lambda text: text.replace(course.COURSE_REPO, f"file://{REPO}").replace("/content", str(content))
     run(["bash", "-c", moved(cell["shell"][0])], "the install cell's clone", env=env)
     run([python, "-m", "pip", *moved(cell["magics"][0][1]).split()], "the install cell's %pip", env=env)
     run([python, "-m", "pip", "install", "-q", "pytest", "nbval"], "installing nbval", env=env)

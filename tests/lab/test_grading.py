@@ -14,7 +14,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib.lab import grader, grading, release, sandbox
+from course_lib.lab.grader import hidden as H, sandbox, trusted as grader
+from course_lib.lab.instructor import assignments as grading, release
 from course_lib.notebook import magic
 from course_lib.teach import exercises as E
 from course_lib.teach import solutions
@@ -28,10 +29,10 @@ def test_export_writes_one_source_assignment_per_notebook_with_exercises(tmp_pat
     lessons = {ex.lesson for ex in E.EXERCISES.values()}
     assert sorted(done) == sorted(p.stem for p in NOTEBOOKS if p.name[:2] in lessons)
     assert "configure(c)" in (tmp_path / "nbgrader_config.py").read_text()
-    seed = grading.seed(tmp_path)                                       # written once, kept, only for the instructor
-    assert len(seed) >= 32 and oct(os.stat(tmp_path / grading.SEED_FILE).st_mode)[-3:] == "600"
+    seed = H.seed(tmp_path)                                       # written once, kept, only for the instructor
+    assert len(seed) >= 32 and oct(os.stat(tmp_path / H.SEED_FILE).st_mode)[-3:] == "600"
     grading.export(NOTEBOOKS[:1], tmp_path, points=3, log=lambda *a: None)
-    assert grading.seed(tmp_path) == seed and not list((tmp_path / "source").rglob(grading.SEED_FILE))
+    assert H.seed(tmp_path) == seed and not list((tmp_path / "source").rglob(H.SEED_FILE))
     graded = set()
     for assignment, path in done.items():
         assert path == tmp_path / "source" / assignment / f"{assignment}.ipynb"
@@ -54,10 +55,10 @@ def test_export_writes_one_source_assignment_per_notebook_with_exercises(tmp_pat
 @pytest.mark.parametrize("key", sorted(E.EXERCISES))
 def test_hidden_shapes_cover_every_residue_keep_the_constraints_and_pass_the_solution(key):
     ex = E.get(key)
-    hidden = grading.hidden_shapes(ex, "term-seed", "alice", "assignment")
-    assert hidden == grading.hidden_shapes(ex, "term-seed", "alice", "assignment")           # reproducible
-    assert hidden != grading.hidden_shapes(ex, "term-seed", "bob", "assignment")             # per student
-    assert hidden != grading.hidden_shapes(ex, "next-term", "alice", "assignment")           # per term
+    hidden = H.hidden_shapes(ex, "term-seed", "alice", "assignment")
+    assert hidden == H.hidden_shapes(ex, "term-seed", "alice", "assignment")           # reproducible
+    assert hidden != H.hidden_shapes(ex, "term-seed", "bob", "assignment")             # per student
+    assert hidden != H.hidden_shapes(ex, "next-term", "alice", "assignment")           # per term
     assert all(len(s) == len(ex.shapes[0]) and min(s) >= 1 for s in hidden)
     for dim, tile in ((-2, ex.tile[1]), (-1, ex.tile[0])):
         given = [s[dim] for s in ex.shapes]
@@ -114,7 +115,7 @@ def test_grade_prints_the_report_and_fails_unless_every_check_passes():
 
 
 def test_the_course_stubs_replace_nbgrader_s_in_cuda_cells_only():
-    hooks = pytest.importorskip("course_lib.lab.nbgrader_hooks", reason="nbgrader is in the [instructor] extra")
+    hooks = pytest.importorskip("course_lib.lab.grader.nbgrader_hooks", reason="nbgrader is in the [instructor] extra")
     clear = hooks.CourseStubs()
     cuda = nbformat.v4.new_code_cell("%%cuda\n" + solutions.body("vectorized"))
     python = nbformat.v4.new_code_cell("x = 1\n### BEGIN SOLUTION\nx = 2\n### END SOLUTION")
@@ -172,7 +173,7 @@ def test_the_grader_fails_a_kernel_right_only_on_the_shapes_it_was_shown_without
     own = "\n".join(line.split("//")[0].rstrip() for line in solutions.solved(solutions.body("tile_32x8")).splitlines())
     sly = own.replace("    __syncthreads();", "    __syncthreads();\n    if (rows % 32 >= 16 && blockIdx.x == 0) rows -= 1;", 1)
     assert sly != own
-    hidden = grading.hidden_shapes(E.get("tile_32x8"), "seed", "mallory", "06")
+    hidden = H.hidden_shapes(E.get("tile_32x8"), "seed", "mallory", "06")
     verdicts = {}
     for name, text in (("own", own), ("sly", sly)):
         nb = nbformat.v4.new_notebook()

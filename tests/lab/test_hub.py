@@ -8,7 +8,7 @@
   gets three students and an instructor through its REST API and starts the students' servers;
 - meanwhile the instructor, with their own hub token, opens the course in ngshare, enrolls the class,
   exports notebook 00 with `python -m course_lib instructor nbgrader` (from the instructor repository:
-  a clean clone of HEAD), generates and releases it (the course id is course_lib.lab.grading.COURSE_ID);
+  a clean clone of HEAD), generates and releases it (the course id is course_lib.lab.course.COURSE_ID);
 - each student follows the nbgitpuller link (deploy/links.py) to notebook 05, and their server
   clones the course from a local copy of this repository's HEAD into their home;
 - each runs their own copy of notebook 05 top to bottom in their own kernel, all at the same time,
@@ -18,7 +18,7 @@
   `--student=alice` is refused, JUPYTERHUB_USER=alice is filed as bob's;
 - bob adds a cell to notebook 05 and the course appends one: his next click on the link keeps his
   notebook as saved and the course's version beside it, and says so (the image's merge driver,
-  course_lib/lab/keepboth.py; tests/lab/test_hub_pull.py covers the cases without a hub);
+  course_lib/lab/student/keepboth.py; tests/lab/test_hub_pull.py covers the cases without a hub);
 - the instructor collects (each submission its own student's, alice's once), autogrades, generates and
   releases feedback, and alice fetches hers.
 
@@ -49,7 +49,7 @@ sys.path.insert(0, str(DEPLOY))
 import kernel_client  # noqa: E402
 import links  # noqa: E402
 import local_hub  # noqa: E402
-from course_lib.lab.grading import COURSE_ID  # noqa: E402
+from course_lib.lab.instructor.assignments import COURSE_ID  # noqa: E402
 
 STUDENTS = ["s1", "s2", "s3"]
 ALICE, BOB, INSTRUCTOR = "s1", "s2", "instructor"
@@ -273,7 +273,7 @@ def test_config_yaml_agrees_with_the_image_the_exchange_and_the_links(monkeypatc
     import types
     import yaml
     from traitlets.config import Config
-    from course_lib.lab.course_lab import BRANCH, COURSE_REPO
+    from course_lib.lab.course import BRANCH, COURSE_REPO
     values, dockerfile = _values(), (DEPLOY / "Dockerfile").read_text()
     image = f"{values['singleuser']['image']['name']}:{values['singleuser']['image']['tag']}"
     assert f"-t {image} " in dockerfile and f"-t {image} " in (DEPLOY / "README.md").read_text(), \
@@ -284,7 +284,7 @@ def test_config_yaml_agrees_with_the_image_the_exchange_and_the_links(monkeypatc
     hook = " ".join(values["singleuser"]["lifecycleHooks"]["postStart"]["exec"]["command"])
     assert f"gitpuller {COURSE_REPO} {BRANCH} {links.target_folder()} || true" in hook
     assert "GIT_CONFIG_SYSTEM=${VENV}/etc/gitconfig" in dockerfile and "keep-both --install --system" in dockerfile, \
-        "the image defines the merge driver that keeps both sides of a pull (course_lib/lab/keepboth.py)"
+        "the image defines the merge driver that keeps both sides of a pull (course_lib/lab/student/keepboth.py)"
     assert "* merge=course-keep-both" in (REPO / ".gitattributes").read_text().splitlines()
     config, client = Config(), types.ModuleType("ngshare_exchange")       # the image's client, as it configures
     client.configureExchange = lambda c, url=None: c.ExchangeFactory.update(exchange="ngshare_exchange.Exchange")

@@ -10,7 +10,7 @@ notebooks as JupyterLab saves them (nbformat, one-space indent).
 No course change and no student edit may be lost, and a pull that could not put both in one file says so.
 nbgitpuller merges with `git merge -Xours`, which drops the course's side where the two collide (the same
 lines, or lines next to each other: a cell each appended to one notebook); the student repository's
-.gitattributes hands the files both sides changed to course_lib.lab.keepboth, which git's config defines
+.gitattributes hands the files both sides changed to course_lib.lab.student.keepboth, which git's config defines
 as the hub's image does (`python -m course_lib keep-both --install`).
 """
 import json
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from course_lib import paths
-from course_lib.lab import keepboth
+from course_lib.lab.student import keepboth
 from course_lib.notebook import setup
 
 nbformat = pytest.importorskip("nbformat")

@@ -28,8 +28,9 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.lab import course_lab as lab
+from course_lib.lab.student import course_lab as lab
 from course_lib.compile import platforms
+from course_lib.lab import course
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -189,7 +190,7 @@ def readme_commands() -> list[str]:
 @pytest.mark.skipif(not shutil.which("git") or not (REPO / ".git").exists(), reason="needs git and a git checkout")
 def test_the_readme_commands_install_and_open_the_course_in_a_fresh_clone(tmp_path):
     commands = readme_commands()
-    assert len(commands) == 2 and commands[0].startswith("git clone ") and lab.COURSE_REPO in commands[0]
+    assert len(commands) == 2 and commands[0].startswith("git clone ") and course.COURSE_REPO in commands[0]
     assert "python3 -m venv" in commands[0] and commands[0].index("venv") < commands[0].index("pip install"), \
         "Debian 12's pip refuses to install outside a virtual environment"
     assert commands[0].rstrip().endswith("course-lab")
@@ -210,7 +211,7 @@ def test_the_readme_commands_install_and_open_the_course_in_a_fresh_clone(tmp_pa
         "set -euo pipefail",
         # course-lab as typed, but without a terminal: in the background, no browser, its output to a file
         f"course-lab() {{ command course-lab --no-browser --port {port} \"$@\" > {log} 2>&1 & echo $! > {pidfile}; }}",
-        *(c.replace(lab.COURSE_REPO, f"file://{remote}") for c in commands)])
+        *(c.replace(course.COURSE_REPO, f"file://{remote}") for c in commands)])
     env = _clean_env(tmp_path)
     _run_script(script, tmp_path, env, "the README's commands")
     clone = tmp_path / "transpose-course"

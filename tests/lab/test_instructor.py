@@ -15,8 +15,9 @@ import nbformat
 import pytest
 
 from course_lib.teach import exercises as E
-from course_lib.lab import instructor as I
-from course_lib.lab import colab, course_lab as lab, refresh, release
+from course_lib.lab import course
+from course_lib.lab.instructor import check as icheck, cli, colab, refresh, release
+from course_lib.lab.student import course_lab as lab
 from course_lib.teach import debug, solutions
 from course_lib.notebook import magic
 from course_lib.errors import KernelError
@@ -29,7 +30,7 @@ def _read(p):
     return nbformat.read(p, as_version=4)
 
 
-SOLUTION_CELLS = [sc for p in NOTEBOOKS for sc in I.file_solution_cells(_read(p), p.name)]
+SOLUTION_CELLS = [sc for p in NOTEBOOKS for sc in icheck.file_solution_cells(_read(p), p.name)]
 needs_notebooks = pytest.mark.skipif(not NOTEBOOKS, reason="notebooks/ has no course notebooks yet")
 
 
@@ -66,10 +67,10 @@ def test_every_exercise_has_its_stub_cell_checker_and_reveal_in_its_notebook():
     found = {}
     for p in NOTEBOOKS:
         nb = _read(p)
-        assert not I.solution_cells(nb, p.name), f"{p.name} holds solution markers: notebooks/ is what students open"
-        for ec in I.exercise_cells(nb, p.name):
+        assert not release.solution_cells(nb, p.name), f"{p.name} holds solution markers: notebooks/ is what students open"
+        for ec in release.exercise_cells(nb, p.name):
             found[ec.key] = ec
-            assert I.cell_state(nb, ec) == "stub", f"{ec}: not the stub of exercises/{ec.key}/solution.cu"
+            assert release.cell_state(nb, ec) == "stub", f"{ec}: not the stub of exercises/{ec.key}/solution.cu"
             assert ec.check_index is not None, f"{ec}: no exercises.check cell after it"
             assert f'cl.exercises.reveal("{ec.key}")' in nb.cells[ec.check_index + 1].source, f"{ec}: no reveal cell"
     assert set(found) == set(E.EXERCISES) == set(solutions.keys())
@@ -93,7 +94,7 @@ def test_verify_catches_a_broken_exercise():
 """
 
     def problems(src):
-        return "\n".join(I.verify_solution_cell(I.SolutionCell("t.ipynb", 0, src, "padded_tile", None, 1)))
+        return "\n".join(icheck.verify_solution_cell(release.SolutionCell("t.ipynb", 0, src, "padded_tile", None, 1)))
     assert problems(base.replace("    //> STUB\n", "")) == ""                       # a good exercise
     assert "does not compile" in problems(base.replace("//> STUB", "//> int x = ;"))
     assert "passes the checker" in problems(base.replace(
@@ -118,7 +119,7 @@ def test_the_notebooks_students_open_show_no_solution(path):
         secret |= release._secret_lines(solutions.body(key), solutions.stub(key), visible)
     assert secret, "no solution lines found: the test would pass anything"
     assert release.leaks(json.loads(json.dumps(every)), secret) == []
-    _, notes = I.student_notebook(nb, path.name)
+    _, notes = release.student_notebook(nb, path.name)
     assert notes[1:] == [], notes
     for c in nb.cells:
         if c.cell_type == "code" and "cl.exercises.reveal(" in c.source:
@@ -158,24 +159,24 @@ def test_debug_and_predict_cells_are_stored_unsolved():
 
 @needs_notebooks
 def test_build_writes_the_notebooks_for_students_and_solutions_for_instructors(tmp_path):
-    I.build(NOTEBOOKS, tmp_path, execute=False, log=lambda *a: None)
+    release.build(NOTEBOOKS, tmp_path, execute=False, log=lambda *a: None)
     for p in NOTEBOOKS:
         original, student = _read(p), _read(tmp_path / "student" / p.name)
         teacher = _read(tmp_path / "instructor" / p.name)
         assert [c.source for c in student.cells] == [c.source for c in original.cells]
-        for ec in I.exercise_cells(original, p.name):
+        for ec in release.exercise_cells(original, p.name):
             assert teacher.cells[ec.index].source == f"{ec.magic}\n{solutions.body(ec.key)}"
             assert teacher.cells[ec.index].outputs == [] and teacher.cells[ec.check_index].outputs == []
         changed = [i for i, (a, b) in enumerate(zip(original.cells, teacher.cells)) if a.source != b.source]
-        assert changed == [ec.index for ec in I.exercise_cells(original, p.name)]
+        assert changed == [ec.index for ec in release.exercise_cells(original, p.name)]
 
 
 @needs_notebooks
 def test_the_instructor_copy_runs_its_solutions(tmp_path):
     nb3 = [p for p in NOTEBOOKS if p.name.startswith("03_")]
-    notes = I.build(nb3, tmp_path, log=lambda *a: None)
+    notes = release.build(nb3, tmp_path, log=lambda *a: None)
     teacher = _read(tmp_path / "instructor" / nb3[0].name)
-    ec = I.exercise_cells(teacher, nb3[0].name)[0]
+    ec = release.exercise_cells(teacher, nb3[0].name)[0]
     assert "executed" in notes[nb3[0].name][-1]
     assert "✓ column_read: all checks pass" in json.dumps(teacher.cells[ec.check_index].outputs, ensure_ascii=False)
     # after the pass, reveal shows the course kernel the lesson shows next (naive_col), never the solution file
@@ -188,20 +189,20 @@ def test_an_edited_exercise_cell_stops_the_build_until_synced(tmp_path):
     cell = nbformat.v4.new_code_cell("%%cuda\n" + solutions.stub("padded_tile").replace("int x", "int  x"))
     nb.cells = [cell, nbformat.v4.new_code_cell('cl.exercises.check("padded_tile", transpose_padded)')]
     name = "05_t.ipynb"
-    with pytest.raises(I.BuildError, match="neither the stub nor the solution"):
+    with pytest.raises(release.BuildError, match="neither the stub nor the solution"):
         release.instructor_notebook(nb, name)
-    assert any("not the stub" in x for x in I._exercise_cell_problems(nb, name))
-    assert I.sync_stubs(nb, name) and nb.cells[0].source == "%%cuda\n" + solutions.stub("padded_tile")
+    assert any("not the stub" in x for x in icheck._exercise_cell_problems(nb, name))
+    assert icheck.sync_stubs(nb, name) and nb.cells[0].source == "%%cuda\n" + solutions.stub("padded_tile")
     teacher, _ = release.instructor_notebook(nb, name)
     assert teacher.cells[0].source == "%%cuda\n" + solutions.body("padded_tile")
-    student, _ = I.student_notebook(teacher, name)            # an instructor copy built back: stubs again
+    student, _ = release.student_notebook(teacher, name)            # an instructor copy built back: stubs again
     assert student.cells[0].source == nb.cells[0].source
 
 
 # ------------------------------------------------------------------------------------ what check catches
 
 from course_lib import paths                                      # noqa: E402
-from course_lib.lab import authoring                              # noqa: E402
+from course_lib.lab.instructor import authoring                   # noqa: E402
 
 
 def _cells(*sources):
@@ -217,9 +218,9 @@ def test_check_fails_on_missing_cells_and_on_a_cell_holding_only_cuda():
     nb = _cells('cl.exercises.get("padded_tile")', "%%cuda", 'cl.exercises.check("padded_tile", transpose_padded)',
                 'cl.exercises.reveal("padded_tile")')
     assert not authoring.missing_cells(nb, name)                  # the bare %%cuda cell is the exercise's cell
-    assert any("holds only %%cuda" in x and "--sync-stubs" in x for x in I._exercise_cell_problems(nb, name))
-    assert I.sync_stubs(nb, name) and nb.cells[1].source == "%%cuda\n" + solutions.stub("padded_tile")
-    assert not I._exercise_cell_problems(nb, name)
+    assert any("holds only %%cuda" in x and "--sync-stubs" in x for x in icheck._exercise_cell_problems(nb, name))
+    assert icheck.sync_stubs(nb, name) and nb.cells[1].source == "%%cuda\n" + solutions.stub("padded_tile")
+    assert not icheck._exercise_cell_problems(nb, name)
 
 
 def test_check_fails_on_a_stub_file_out_of_sync_and_sync_stubs_rewrites_it(tmp_path, monkeypatch):
@@ -231,8 +232,8 @@ def test_check_fails_on_a_stub_file_out_of_sync_and_sync_stubs_rewrites_it(tmp_p
     sol.write_text(sol.read_text().replace("//> __shared__ T tile[TILE][TILE];", "//> __shared__ T tile[TILE][TILE]; // pad?"))
     (problem,) = authoring.stub_file_problems()
     assert "exercises/padded_tile/stub.cu is not the stub of solution.cu" in problem and "--sync-stubs" in problem
-    assert not I.check([], log=lambda x: None)                     # instructor check fails ...
-    assert I.check([], sync=True, log=lambda x: None)              # ... until --sync-stubs writes stub.cu
+    assert not icheck.check([], log=lambda x: None)                     # instructor check fails ...
+    assert icheck.check([], sync=True, log=lambda x: None)              # ... until --sync-stubs writes stub.cu
     assert "// pad?" in (tmp_path / "exercises" / "padded_tile" / "stub.cu").read_text()
 
 
@@ -286,7 +287,7 @@ def test_check_finds_a_solution_shown_above_its_exercise_mistakes_included():
 def test_new_exercise_scaffolds_a_folder_that_loads_passes_and_says_what_next(tmp_path, monkeypatch, capsys):
     from course_lib.teach import spec
     monkeypatch.setattr(paths, "EXERCISES", tmp_path)
-    assert I.main(["new-exercise", "my_copy", "--lesson", "02"]) == 0
+    assert cli.main(["new-exercise", "my_copy", "--lesson", "02"]) == 0
     steps = capsys.readouterr().out
     assert "exercise.toml" in steps and "--sync-stubs" in steps and "instructor refresh" in steps
     ex = spec.load(tmp_path / "my_copy")
@@ -296,7 +297,7 @@ def test_new_exercise_scaffolds_a_folder_that_loads_passes_and_says_what_next(tm
     assert solutions.has_solution(body) and stub == solutions.strip_solutions(body)
     assert E.check(ex, _compile("%%cuda\n" + body)["my_copy"]).ok
     assert not E.check(ex, _compile("%%cuda\n" + stub)["my_copy"]).ok
-    assert I.main(["new-exercise", "my_copy", "--lesson", "02"]) == 1        # never overwrites
+    assert cli.main(["new-exercise", "my_copy", "--lesson", "02"]) == 1        # never overwrites
 
 
 def _tiny_notebook(solution_cell, later_output_text):
@@ -313,14 +314,14 @@ def _tiny_notebook(solution_cell, later_output_text):
 def test_student_build_clears_later_outputs_and_widget_state_that_show_a_solution():
     cell = "%%cuda\n__global__ void k(float* out)\n{\n    // BEGIN SOLUTION\n    out[threadIdx.x] = secret_value(7);\n" \
            "    // END SOLUTION\n}\n"
-    student, notes = I.student_notebook(_tiny_notebook(cell, "line 5: out[threadIdx.x] = secret_value(7);"), "t")
+    student, notes = release.student_notebook(_tiny_notebook(cell, "line 5: out[threadIdx.x] = secret_value(7);"), "t")
     assert "// TODO: your code here" in student.cells[1].source and student.cells[1].outputs == []
     assert student.cells[3].outputs == [] and "widgets" not in student.metadata
     assert "secret_value" not in json.dumps(student) and any("cell 3" in n for n in notes)
-    harmless, _ = I.student_notebook(_tiny_notebook(cell, "nothing to see"), "t")
+    harmless, _ = release.student_notebook(_tiny_notebook(cell, "nothing to see"), "t")
     assert harmless.cells[3].outputs and "widgets" in harmless.metadata
-    with pytest.raises(I.BuildError, match="never closed"):
-        I.student_notebook(_tiny_notebook(cell.replace("    // END SOLUTION\n", ""), ""), "t")
+    with pytest.raises(release.BuildError, match="never closed"):
+        release.student_notebook(_tiny_notebook(cell.replace("    // END SOLUTION\n", ""), ""), "t")
 
 
 @needs_notebooks
@@ -328,8 +329,8 @@ def test_build_refuses_to_write_anything_when_a_marker_is_unbalanced(tmp_path):
     bad = _read(NOTEBOOKS[0])
     bad.cells.append(nbformat.v4.new_code_cell("%%cuda\n// BEGIN SOLUTION\nint x;\n"))
     nbformat.write(bad, tmp_path / "99_bad.ipynb")
-    with pytest.raises(I.BuildError, match="99_bad.ipynb cell"):
-        I.build([NOTEBOOKS[0], tmp_path / "99_bad.ipynb"], tmp_path / "out", log=lambda *a: None)
+    with pytest.raises(release.BuildError, match="99_bad.ipynb cell"):
+        release.build([NOTEBOOKS[0], tmp_path / "99_bad.ipynb"], tmp_path / "out", log=lambda *a: None)
     assert not (tmp_path / "out").exists()
 
 
@@ -342,11 +343,11 @@ def test_colab_badge_and_install_cell(path):
 
 
 def test_colab_cell_does_nothing_here_and_only_installs_the_course_on_colab():
-    off = colab.colab_commands(lab.colab_install_cell(), on_colab=False)
+    off = colab.colab_commands(course.colab_install_cell(), on_colab=False)
     assert off == dict(shell=[], magics=[], path_added=[], error=None)
-    on = colab.colab_commands(lab.colab_install_cell(), on_colab=True)
-    assert on["error"] is None and len(on["shell"]) == 1 and f"git clone -q --depth 1 {lab.COURSE_REPO}" in on["shell"][0]
-    assert on["magics"] == [("pip", f"install -q {lab.COLAB_CLONE_DIR}")]
+    on = colab.colab_commands(course.colab_install_cell(), on_colab=True)
+    assert on["error"] is None and len(on["shell"]) == 1 and f"git clone -q --depth 1 {course.COURSE_REPO}" in on["shell"][0]
+    assert on["magics"] == [("pip", f"install -q {course.COLAB_CLONE_DIR}")]
     assert "google.colab" not in sys.modules
 
 
@@ -363,9 +364,9 @@ def test_colab_cell_does_nothing_here_and_only_installs_the_course_on_colab():
 ])
 def test_colab_checker_names_what_is_wrong(change, complaint):
     nb = nbformat.v4.new_notebook()
-    cell = nbformat.v4.new_code_cell(change(lab.colab_install_cell()))
+    cell = nbformat.v4.new_code_cell(change(course.colab_install_cell()))
     cell.metadata["tags"] = ["colab-install"]
-    nb.cells = [nbformat.v4.new_markdown_cell("# x\n" + lab.colab_badge("x.ipynb")), cell]
+    nb.cells = [nbformat.v4.new_markdown_cell("# x\n" + course.colab_badge("x.ipynb")), cell]
     problems = colab.check_colab_cell(nb, "x.ipynb")
     assert any(complaint in p for p in problems), problems
 
@@ -374,9 +375,9 @@ def test_colab_checker_names_what_is_wrong(change, complaint):
 def test_rewriting_the_repo_url_moves_badge_and_clone_together():
     nb = _read(NOTEBOOKS[0])
     new = "https://github.com/my-school/gpu-course"
-    assert I.rewrite_urls(nb, NOTEBOOKS[0].name, new, "student") == 2
+    assert release.rewrite_urls(nb, NOTEBOOKS[0].name, new, "student") == 2
     assert colab.check_colab_cell(nb, NOTEBOOKS[0].name, new, "student") == []
-    assert lab.COURSE_REPO not in json.dumps([c.source for c in nb.cells])
+    assert course.COURSE_REPO not in json.dumps([c.source for c in nb.cells])
 
 
 @needs_notebooks
@@ -437,7 +438,7 @@ def test_refresh_runs_on_the_simulator_with_this_python_and_never_writes_a_faile
                 bad]
     good = tmp_path / "good.ipynb"
     nbformat.write(nb, good)
-    ok, msg = I.refresh_one(good, timeout=120)
+    ok, msg = refresh.refresh_one(good, timeout=120)
     assert ok, msg
     out = _read(good).cells[0].outputs[0]["text"]
     assert out.split() == ["sim", sys.executable]
@@ -446,7 +447,7 @@ def test_refresh_runs_on_the_simulator_with_this_python_and_never_writes_a_faile
     broken = tmp_path / "broken.ipynb"
     nbformat.write(nb, broken)
     before = broken.read_text()
-    ok, msg = I.refresh_one(broken, timeout=120)
+    ok, msg = refresh.refresh_one(broken, timeout=120)
     assert not ok and "NOT written" in msg and "an instructor typo" in msg
     assert broken.read_text() == before
 

@@ -1,4 +1,4 @@
-"""The hub pull's merge driver (course_lib.lab.keepboth) on its own, and where copies kept beside a file
+"""The hub pull's merge driver (course_lib.lab.student.keepboth) on its own, and where copies kept beside a file
 are named (course_lib.paths.beside). What nbgitpuller does with it is tests/lab/test_hub_pull.py."""
 import json
 import shutil
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from course_lib import paths
-from course_lib.lab import keepboth
+from course_lib.lab.student import keepboth
 from course_lib.notebook import setup
 
 REPO = Path(__file__).resolve().parents[2]

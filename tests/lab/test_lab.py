@@ -10,9 +10,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib.lab import container, course_lab as lab, server as labserver
+from course_lib.lab.student import container, course_lab as lab, server as labserver
 from course_lib.compile import platforms
-from course_lib.lab.workcopy import RECORD, WorkCopy
+from course_lib.lab.student.workcopy import RECORD, WorkCopy
+from course_lib.lab.instructor import refresh
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -100,12 +101,12 @@ def test_notebooks_link_and_run_the_same_from_the_students_copy():
 def test_a_notebook_runs_from_the_students_copy(tmp_path):
     """Notebook 00 copied by WorkCopy into a folder elsewhere runs top to bottom there (its kernel's
     working directory), course kernels and %%cuda cells included."""
-    from course_lib.lab import instructor
+    from course_lib.lab.instructor import cli
     if not (REPO / "notebooks" / "00_start_here.ipynb").exists():
         pytest.skip("no notebook 00")
     work = WorkCopy(REPO / "notebooks", tmp_path / "my-notebooks")
     assert "00_start_here.ipynb" in work.sync().added
-    ok, msg = instructor.refresh_one(work.folder / "00_start_here.ipynb", timeout=300)
+    ok, msg = refresh.refresh_one(work.folder / "00_start_here.ipynb", timeout=300)
     assert ok, msg
 
 
@@ -219,7 +220,7 @@ def test_without_nvrtc_a_kernel_gets_one_clear_error_and_course_lab_says_so_firs
         "import course_lib as cl\n"
         "try:\n    cl.Simulator().run('tile', shape=(32, 32))\n"
         "except cl.CompileError as e:\n    print('ERROR', e, 'END', flush=True)\n"
-        "import course_lib.lab.course_lab as L\nraise SystemExit(L.main(['--no-browser', '--work', sys.argv[1]]))\n")
+        "import course_lib.lab.student.course_lab as L\nraise SystemExit(L.main(['--no-browser', '--work', sys.argv[1]]))\n")
     r = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "w")], capture_output=True, text=True, timeout=120,
                        env=dict(os.environ, COURSE_LIB_CACHE=str(tmp_path / "cache")))
     assert r.returncode == 2, r.stdout + r.stderr

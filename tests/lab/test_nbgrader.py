@@ -23,7 +23,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib.lab import grading, release
+from course_lib.lab.grader import hidden as H
+from course_lib.lab.instructor import assignments as grading, release
 from course_lib.teach import exercises as E
 from course_lib.teach import solutions
 
@@ -34,7 +35,7 @@ pytest.importorskip("nbgrader", reason="nbgrader comes with the [instructor] ext
 @pytest.fixture(autouse=True)
 def _bubblewrap():
     """Autograding refuses without a sandbox (the test's last step checks that it does): skip, saying why."""
-    from course_lib.lab import sandbox
+    from course_lib.lab.grader import sandbox
     try:
         sandbox.require()
     except sandbox.SandboxUnavailable as exc:
@@ -208,13 +209,13 @@ def test_nbgrader_round_trip_grades_the_kernel_only_and_every_attack_gets_nothin
                COURSE_LIB_SOLUTIONS=str(solutions.SOLUTIONS_DIR))      # as on a hub: the instructor keeps them
     paths = [_mini(tmp_path, a) for a in (TILE, COL)]
     assert set(grading.export(paths, course, log=lambda *a: None)) == {TILE, COL}
-    seed = grading.seed(course)
+    seed = H.seed(course)
     for a, (name, key) in SOURCES.items():
         _nbgrader(course, env, "generate_assignment", a)
         released, cells = _cells(course / "release" / a / f"{a}.ipynb")
         assert "".join(cells[f"{key}_kernel"]["source"]).endswith(solutions.stub(key))  # the course's stub
         assert "".join(cells[f"{key}_check"]["source"]).endswith(f'cl.exercises.grade("{key}")')
-        assert seed not in json.dumps(released) and not list((course / "release").rglob(grading.SEED_FILE))
+        assert seed not in json.dumps(released) and not list((course / "release").rglob(H.SEED_FILE))
     for student, (a, source, extra, _, _) in SUBMISSIONS.items():
         _submit(course, student, a, source, extra)
     logs = {a: _nbgrader(course, env, "autograde", a).stderr for a in (TILE, COL)}
@@ -232,7 +233,7 @@ def test_nbgrader_round_trip_grades_the_kernel_only_and_every_attack_gets_nothin
         _, graded = _cells(course / "autograded" / student / a / f"{a}.ipynb")
         said = json.dumps(next(c["outputs"] for g, c in graded.items() if g.endswith("_check")), ensure_ascii=False)
         failures += [f"{student}: {w!r} not in the verdict" for w in words if w not in feedback or w not in said]
-        hidden = grading.hidden_shapes(E.get(SOURCES[a][1]), seed, student, a)
+        hidden = H.hidden_shapes(E.get(SOURCES[a][1]), seed, student, a)
         leaked = ([f"solution line {s!r}" for s in secret if s in feedback and student in ATTACKS] + [s for s in (OTHER, SECRET_ENV, seed,
                   str(course), "(33, 70)") if s in feedback and not (s == OTHER and student == "correct")]
                   + [f"hidden shape {s}" for s in hidden if f"{s[0]}x{s[1]} matrix" in feedback or str(s) in feedback])

@@ -16,7 +16,7 @@ The wheel is built from a clean clone of this commit and must hold no file of ke
 and no solution line outside the course's kernels, which the lessons run (they are checked apart).
 A student notebook must show none of an exercise's solution text above its exercise cell. The student
 repository, published from a clean clone, holds no instructor-only file and no solution line
-(course_lib.lab.publish, whose definitions this file shares), and its tests run there: those that need
+(course_lib.lab.instructor.publish, whose definitions this file shares), and its tests run there: those that need
 a solution skip, saying why (tests/conftest.py), and notebook 00 gives its stored outputs under nbval.
 """
 import html
@@ -33,9 +33,9 @@ import pytest
 
 from course_lib import paths
 from course_lib.compile import source
-from course_lib.lab import publish, release
-from course_lib.lab.publish import code_lines as _lines
-from course_lib.lab.publish import solution_lines
+from course_lib.lab.instructor import publish, release
+from course_lib.lab.instructor.publish import code_lines as _lines
+from course_lib.lab.instructor.publish import solution_lines
 from course_lib.teach import exercises as E
 from course_lib.teach import solutions
 

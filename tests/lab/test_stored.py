@@ -9,8 +9,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib.lab import instructor, stored
-from course_lib.lab.server import KERNELSPEC
+from course_lib.lab import stored
+from course_lib.lab.student.server import KERNELSPEC
+from course_lib.lab.instructor import refresh
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -126,10 +127,10 @@ def test_refresh_twice_writes_nothing_the_second_time(tmp_path):
         pytest.skip(f"no {name}")
     (tmp_path / "notebooks").mkdir()
     path = shutil.copy(REPO / "notebooks" / name, tmp_path / "notebooks" / name)
-    ok, msg = instructor.refresh_one(path, timeout=300)
+    ok, msg = refresh.refresh_one(path, timeout=300)
     assert ok, msg
     first, mtime = Path(path).read_bytes(), Path(path).stat().st_mtime_ns
     assert stored.widget_order(nbformat.read(path, as_version=4)), "the notebook stores no widgets to renumber"
-    ok, msg = instructor.refresh_one(path, timeout=300)
+    ok, msg = refresh.refresh_one(path, timeout=300)
     assert ok and "unchanged (not written)" in msg, msg
     assert Path(path).read_bytes() == first and Path(path).stat().st_mtime_ns == mtime

@@ -46,7 +46,7 @@ def test_no_solution_above_its_exercise(key):
 
 # Beyond the hand-picked lines above: most of any exercise's own solution lines (the code its stub lacks),
 # shown above the exercise in a source, a stored output or a mistake the notebook displays, is a giveaway
-# (course_lib/lab/authoring.py, which `instructor check` runs).
+# (course_lib/lab/instructor/authoring.py, which `instructor check` runs).
 KNOWN: dict = {}       # notebook number -> why it still shows an answer above its exercise (strict xfail)
 PATHS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 
@@ -55,5 +55,5 @@ PATHS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
                                   if p.name[:2] in KNOWN else p for p in PATHS], ids=lambda p: p.name)
 def test_most_of_a_solution_is_not_shown_above_its_exercise(path):
     import nbformat
-    from course_lib.lab import authoring
+    from course_lib.lab.instructor import authoring
     assert not authoring.shown_above(nbformat.read(path, as_version=4), path.name)

@@ -16,9 +16,10 @@ import os
 import time
 from pathlib import Path
 
-from ..teach import solutions
-from ..sim.progress import PROGRESS_ENV
-from . import course_lab, stored
+from ...teach import solutions
+from ...sim.progress import PROGRESS_ENV
+from .. import stored
+from ..student import server
 
 
 def _comparable(cell) -> str:
@@ -50,7 +51,7 @@ def refresh_one(path, timeout=600) -> tuple[bool, str]:
     path, t0 = Path(path), time.monotonic()
     nb = nbf.read(path, as_version=4)
     before = [_comparable(c) for c in nb.cells]
-    with course_lab.kernel_env(backend="sim") as env:
+    with server.lab_env(backend="sim") as env:
         saved = dict(os.environ)
         os.environ.update(env)      # the kernel inherits this process's environment
         os.environ.pop(solutions.ENV_GRADED, None)    # stored outputs are self-study's, whatever the shell says

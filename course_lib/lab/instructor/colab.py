@@ -22,7 +22,7 @@ import os
 import re
 import sys
 
-from .course_lab import BADGE_SVG, BRANCH, COURSE_REPO, colab_url
+from ..course import BADGE_SVG, BRANCH, COURSE_REPO, colab_url
 
 
 def colab_commands(source: str, on_colab: bool = True, installed: bool = False) -> dict:
@@ -83,7 +83,7 @@ UPGRADING = ("-U", "--upgrade", "--force-reinstall", "-I", "--ignore-installed",
 def fix_install_cell(nb, repo: str = COURSE_REPO) -> bool:
     """Make the first code cell lab.colab_install_cell(repo), tagged colab-install (inserted after the
     title cell when the notebook has none). True when it changed."""
-    from .course_lab import colab_install_cell
+    from ..course import colab_install_cell
     want = colab_install_cell(repo)
     code = [c for c in nb.cells if c.cell_type == "code"]
     if code and "colab-install" in code[0].metadata.get("tags", []):

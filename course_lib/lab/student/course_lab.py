@@ -2,7 +2,7 @@
 
     course-lab                          # my-notebooks/ (copied from notebooks/ on the first start)
     course-lab --update 05_bank_conflicts.ipynb     # take the course's newer version of one (or: all)
-    course-lab --container              # macOS: the same, in a Linux container (course_lib.container)
+    course-lab --container              # macOS: the same, in a Linux container (lab.student.container)
     course-lab path/to/folder           # serve any folder of notebooks as it is (no copy)
     course-lab --no-browser --port 9000 --ip 0.0.0.0 --sim
 
@@ -11,14 +11,12 @@ It prints one short block with the URL (token included), the kernel's Python and
 Options it does not know go to ``jupyter lab`` unchanged (``--ServerApp.base_url=/x/``...).
 
 Why a wrapper and not plain ``jupyter lab``: the student's edits live in ``my-notebooks/`` (ignored
-by git), so ``git pull`` never conflicts with them (course_lib.workcopy); the kernel is *this*
+by git), so ``git pull`` never conflicts with them (lab.student.workcopy); the kernel is *this*
 Python even when the user's own Jupyter folders name another; JupyterLab's news pop-up is off; a
-server on a network address without a token is refused (course_lib.labserver). On a machine that
+server on a network address without a token is refused (lab.student.server). On a machine that
 cannot compile CUDA C++ (macOS: NVRTC has no build there) it says so and points at ``--container``.
 
-This module also holds the one definition of where the course lives (``COURSE_REPO``) and the
-Colab pieces every notebook starts with: :func:`colab_badge` and :func:`colab_install_cell`
-(course_lib.colab checks them). It does not install anything and never changes notebooks/.
+Where the course lives and the Colab pieces every notebook starts with are course_lib.lab.course's. It does not install anything and never changes notebooks/.
 """
 from __future__ import annotations
 
@@ -32,82 +30,18 @@ import sys
 import time
 from pathlib import Path
 
-from . import folders
+from .. import folders
+from ..course import FIRST_NOTEBOOK, notebooks_dir
 from .server import Lab, check_ip, exposure, free_port, lab_env  # noqa: F401  (Lab, free_port: re-exported)
 
 kernel_env = lab_env        # the name the instructor tools and older code use
-
-COURSE_REPO = "https://github.com/transpose-course/transpose-course"   # the one place to change it
-BRANCH = "main"
-FIRST_NOTEBOOK = "00_start_here.ipynb"
-COLAB_CLONE_DIR = "/content/transpose-course"
-BADGE_SVG = "https://colab.research.google.com/assets/colab-badge.svg"
-
-
-# ---------------------------------------------------------------------------- Colab
-
-def colab_url(notebook: str, repo: str = COURSE_REPO, branch: str = BRANCH) -> str:
-    """The 'Open in Colab' link of notebooks/<notebook> in `repo` (a GitHub URL)."""
-    owner_name = repo.rstrip("/").removesuffix(".git").split("github.com/", 1)[-1]
-    return f"https://colab.research.google.com/github/{owner_name}/blob/{branch}/notebooks/{Path(notebook).name}"
-
-
-def colab_badge(notebook: str, repo: str = COURSE_REPO, branch: str = BRANCH) -> str:
-    """Markdown for the badge in the title cell."""
-    return f"[![Open In Colab]({BADGE_SVG})]({colab_url(notebook, repo, branch)})"
-
-
-def colab_install_cell(repo: str = COURSE_REPO) -> str:
-    """The source of the first code cell (tag it ``colab-install``). Outside Colab, or when the course
-    is already installed (a rerun, a restarted session), it does nothing; a clone left by an
-    interrupted run is reused. A plain (not editable) install, because an editable one is only
-    importable after a runtime restart (its import hook is a .pth file, read when Python starts).
-    pip adds only what Colab lacks: Colab already has numpy, plotly, ipywidgets 7, CuPy and (with
-    torch) NVRTC (tests/lab/test_colab.py checks this against a list of Colab's packages)."""
-    return ("# On Colab only: install the course (does nothing anywhere else, or once it is installed)\n"
-            "import importlib.util, sys\n"
-            "if \"google.colab\" in sys.modules and importlib.util.find_spec(\"course_lib\") is None:\n"
-            f"    !test -d {COLAB_CLONE_DIR} || git clone -q --depth 1 {repo} {COLAB_CLONE_DIR}\n"
-            f"    %pip install -q {COLAB_CLONE_DIR}\n"
-            "    importlib.invalidate_caches()")
-
-
-
-
-# ---------------------------------------------------------------------------- finding things
-
-def notebooks_dir(path: str | os.PathLike | None = None) -> Path:
-    """The folder to open: `path`, else notebooks/ of the checkout this package was installed from
-    (pip install -e .), else the course's notebooks/ in the current folder or one above it (a wheel
-    run from a clone, or from its my-notebooks/). Raises FileNotFoundError saying where it looked."""
-    if path is not None:
-        p = Path(path).expanduser().resolve()
-        if not p.is_dir():
-            raise FileNotFoundError(f"{p} is not a folder")
-        return p
-    from .. import paths
-    checkout = Path(paths.REPO) / "notebooks"
-    if checkout.is_dir():
-        return checkout
-    # above the current folder only a folder holding the course's first notebook counts: any
-    # notebooks/ a student has above their home is not the course
-    here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        if (folder / "notebooks" / FIRST_NOTEBOOK).is_file():
-            return folder / "notebooks"
-    raise FileNotFoundError(f"cannot find the course's notebooks/ folder: looked in {checkout} (beside this "
-                            f"course_lib) and for notebooks/{FIRST_NOTEBOOK} in {here} and every folder above "
-                            f"it. Run it inside your clone of {COURSE_REPO} (`pip install -e \".[lab]\"` there), "
-                            "or name the notebooks: course-lab path/to/notebooks, python -m course_lib instructor "
-                            "CMD path/to/notebooks/*.ipynb")
-
 
 def describe_backend(env: dict) -> str:
     """What the kernels will use, in words (imports CuPy: about a second)."""
     if env.get("COURSE_LIB_BACKEND", "").lower() in ("sim", "cpu", "simulator"):
         return "CPU simulator (COURSE_LIB_BACKEND=sim): metrics are exact; times are not measured"
     try:
-        from .. import gpu
+        from ... import gpu
         if gpu.available():
             return f"GPU: {gpu.info().name} (kernels run on it; the simulator gives the metrics)"
     except Exception:       # a broken CUDA install must not stop the course from opening
@@ -117,8 +51,8 @@ def describe_backend(env: dict) -> str:
 
 def compiler_problem() -> str | None:
     """None when NVRTC loads; else the CompileError's text (what is wrong and what to do)."""
-    from ..compile import nvrtc
-    from ..errors import CompileError
+    from ...compile import nvrtc
+    from ...errors import CompileError
     try:
         nvrtc.nvrtc_version()
         return None

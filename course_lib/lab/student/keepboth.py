@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-from .. import paths
+from ... import paths
 
 DRIVER = "course-keep-both"
 NOTE = "COURSE-UPDATES.md"
@@ -98,7 +98,7 @@ def install(scope: str, python: str = sys.executable) -> list[list[str]]:
     Only where students' servers pull: in a developer's config it would turn the instructor repository's
     merge conflicts into copies beside the files, which a developer expects to see as conflicts."""
     commands = [["git", "config", scope, f"merge.{DRIVER}.name",
-                 "keep the student's file and the course's version (course_lib.lab.keepboth)"],
+                 "keep the student's file and the course's version (course_lib.lab.student.keepboth)"],
                 ["git", "config", scope, f"merge.{DRIVER}.driver", driver_command(python)]]
     for command in commands:
         subprocess.run(command, check=True)

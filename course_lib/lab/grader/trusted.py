@@ -3,10 +3,10 @@
     ok, text = grader.grade(nb, "tile_32x8", hidden=[(33, 70), ...])    # nb: the submitted notebook
 
 The grade depends only on the kernel the student wrote: the exercise's cell is found in the notebook
-file by nbgrader's grade_id ``<key>_kernel`` (else as course_lib.lab.release finds it: the ``%%cuda``
+file by nbgrader's grade_id ``<key>_kernel`` (else as course_lib.lab.instructor.release finds it: the ``%%cuda``
 cell defining the exercise's kernel), its ``%%cuda`` line is read with an allow-list (-D, --instantiate,
 --name, --quiet, -std: no include path, no other compiler flag), and a fresh Python process in the
-sandbox (course_lib.lab.sandbox: no solutions, no course folder, no network) compiles the text and runs
+sandbox (course_lib.lab.grader.sandbox: no solutions, no course folder, no network) compiles the text and runs
 ``exercises.check`` on the exercise's shapes, then on the hidden ones. No student Python runs in it and
 nothing the student's notebook did can reach it. Before that, here, the text is compared with the
 course's solution (markers, a comment only the solution has) where the solutions are kept.
@@ -21,9 +21,9 @@ import os
 import re
 import sys
 
-from ..notebook import magic
-from ..teach import solutions, variants
-from ..teach.exercises import EXERCISES
+from ...notebook import magic
+from ...teach import solutions, variants
+from ...teach.exercises import EXERCISES
 from . import sandbox
 
 TIMEOUT_S = 300
@@ -105,7 +105,7 @@ def grade(nb, key: str, hidden=(), student: str | None = None) -> tuple[bool, st
     job = json.dumps({"key": key, "line": line, "body": body, "hidden": [list(s) for s in hidden],
                       "student": student, "seed": os.environ.get(variants.ENV_SEED)})
     try:
-        r = sandbox.run([sys.executable, "-m", "course_lib.lab.grader"], input=job, timeout=TIMEOUT_S, cpu_s=TIMEOUT_S)
+        r = sandbox.run([sys.executable, "-m", "course_lib.lab.grader.trusted"], input=job, timeout=TIMEOUT_S, cpu_s=TIMEOUT_S)
     except Exception as exc:            # subprocess.TimeoutExpired: the sandbox was killed
         return False, f"✗ {key}: the checker did not finish ({type(exc).__name__}); the kernel is too slow to grade"
     try:
@@ -116,7 +116,7 @@ def grade(nb, key: str, hidden=(), student: str | None = None) -> tuple[bool, st
 
 
 def _hidden_verdict(key, fn, hidden, student=None) -> tuple[bool, str]:
-    from ..teach import exercises
+    from ...teach import exercises
     if not hidden:
         return True, ""
     report = exercises.check(key, fn, shapes=hidden, gpu=False, student=student)
@@ -134,8 +134,8 @@ def _check(job: dict) -> tuple[bool, str]:
     import contextlib
     import warnings
 
-    from ..errors import KernelError
-    from ..teach import exercises
+    from ...errors import KernelError
+    from ...teach import exercises
     if job.get("seed"):                  # the class's variants: the sandbox's environment starts empty
         os.environ[variants.ENV_SEED] = job["seed"]
     key, student = job["key"], job.get("student")

@@ -15,9 +15,9 @@ import json
 import re
 from pathlib import Path
 
-from .. import paths
-from ..teach import solutions, spec
-from ..teach.exercise_list import EXERCISES
+from ... import paths
+from ...teach import solutions, spec
+from ...teach.exercise_list import EXERCISES
 from .release import exercise_cells
 
 SHOWN = 0.5          # a notebook may show at most this share of a solution's own lines above the exercise
@@ -129,7 +129,7 @@ def _norm(line: str) -> str:
 
 def _above(nb, upto: int) -> str:
     """Everything cells above `upto` show: sources, stored outputs, and the mistakes they display."""
-    from ..teach import mistakes
+    from ...teach import mistakes
     parts = []
     for c in nb.cells[:upto]:
         parts += [c.source, json.dumps(c.get("outputs", [])).replace("\\n", "\n").replace('\\"', '"')]

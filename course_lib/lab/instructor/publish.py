@@ -3,7 +3,7 @@
     python -m course_lib instructor publish --out ../transpose-course      # then commit and push it there
 
 This checkout is the INSTRUCTOR repository (private: it holds the solutions). What students clone,
-pull through the hub's links and install on Colab is the STUDENT repository, ``course_lab.COURSE_REPO``,
+pull through the hub's links and install on Colab is the STUDENT repository, ``course.COURSE_REPO``,
 which :func:`publish` writes: each file ``git ls-files`` lists, except those :data:`INSTRUCTOR_ONLY`
 matches (one list of globs: ``**`` spans folders, ``*`` one name). Before writing anything it checks
 that no file it would publish shows a solution line (:func:`solution_lines`: a statement only an
@@ -26,9 +26,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .. import paths
-from ..teach import solutions
-from ..teach.exercises import EXERCISES
+from ... import paths
+from ...teach import solutions
+from ...teach.exercises import EXERCISES
 from .release import _code_part
 
 # files only instructors get: each exercise folder's solution (and hidden tests, should a folder keep
@@ -173,7 +173,7 @@ def _clear(out: Path, keep: set[str]) -> list[str]:
     if not (out / ".git").exists():
         if any(out.iterdir()):
             raise PublishError(f"publish: {out} is neither empty nor a git clone of the student repository\n"
-                               "hint: give an empty folder, or a clone of course_lab.COURSE_REPO to update")
+                               "hint: give an empty folder, or a clone of course.COURSE_REPO to update")
         return []
     gone = [f for f in tracked_files(out) if f not in keep]
     for f in gone:
@@ -192,7 +192,7 @@ def publish(out, repo: Path = paths.REPO, log=print) -> list[str]:
     if problems:
         raise PublishError("publish: these files would show solution text to students:\n  "
                            + "\n  ".join(problems[:20]) + "\nhint: move them under a path INSTRUCTOR_ONLY "
-                           "(course_lib/lab/publish.py) lists, or take the solution out of them")
+                           "(course_lib/lab/instructor/publish.py) lists, or take the solution out of them")
     out.mkdir(parents=True, exist_ok=True)
     gone = _clear(out, set(files))
     for f in files:

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import paths
+from ... import paths
 
 RECORD = ".course-lab.json"
 DEFAULT_NAME = "my-notebooks"

@@ -4,7 +4,6 @@
     cd course && nbgrader generate_assignment 04_shared_memory_tiles     # release/: what students get
     nbgrader autograde 04_shared_memory_tiles && nbgrader generate_feedback 04_shared_memory_tiles
     nbgrader export                                                       # grades.csv
-    hidden_shapes(EXERCISES["tile_32x8"], seed, "alice", "06_more_work_per_thread")   # graded too
 
 :func:`export` writes nbgrader's *source* layout, ``course/source/<assignment>/<notebook>.ipynb``,
 ``course/nbgrader_config.py`` and, once, the course's secret seed ``course/.course_lib_seed`` (never
@@ -16,41 +15,37 @@ generate_assignment`` releases. Each source notebook is the instructor copy of a
 nbgrader's metadata: the exercise cell is a *solution* cell (grade_id ``<key>_kernel``); the cell that
 checked it becomes a locked, autograded *test* cell worth ``points``, whose source only says
 ``cl.exercises.grade("key")``. The reveal cells go. Autograding never runs that cell in the student's
-kernel: course_lib.lab.grader checks the exercise cell's CUDA text in a sandbox, on the exercise's
+kernel: course_lib.lab.grader.trusted checks the exercise cell's CUDA text in a sandbox, on the exercise's
 shapes and on :func:`hidden_shapes`, drawn at grading time from the seed, the student and the assignment
 (so they differ per term and per student; together they take every residue of rows and cols modulo the
-exercise's tile), and its verdict becomes the cell's output (course_lib.lab.nbgrader_hooks). This module
+exercise's tile), and its verdict becomes the cell's output (course_lib.lab.grader.nbgrader_hooks). This module
 writes files and never imports nbgrader.
 """
 from __future__ import annotations
 
 import copy
 import glob
-import hashlib
-import math
-import random
 import re
-import secrets
 from pathlib import Path
 
-from ..teach.exercises import EXERCISES
-from . import folders
+from ...teach.exercises import EXERCISES
+from .. import folders
+from ..course import COURSE_ID
+from ..grader.hidden import SEED_FILE, seed
 from .release import exercise_cells, instructor_notebook
 
 POINTS = 2
-COURSE_ID = "transpose-course"
-SEED_FILE = ".course_lib_seed"        # in the course folder, beside nbgrader_config.py
 BACKUPS = ".course_lib_backups"       # COURSE/.course_lib_backups/<assignment>/: kept edits, outside source/
 CONFIG = '''\
 # nbgrader's configuration for the transpose course, written by `python -m course_lib instructor nbgrader`.
 # configure() gives each released %%cuda exercise the course's own stub and grades in a sandbox: the
 # student's notebook runs isolated (bubblewrap), and each test cell shows the verdict of the course's
-# checker on the exercise cell's CUDA text, run in a fresh sandboxed process (course_lib/lab/nbgrader_hooks.py).
+# checker on the exercise cell's CUDA text, run in a fresh sandboxed process (course_lib/lab/grader/nbgrader_hooks.py).
 # .course_lib_seed, beside this file, draws the hidden shapes: keep it, and out of students' reach.
 c = get_config()  # noqa: F821 (nbgrader defines it)
 c.CourseDirectory.course_id = "{course_id}"
 
-from course_lib.lab.nbgrader_hooks import configure  # noqa: E402
+from course_lib.lab.grader.nbgrader_hooks import configure  # noqa: E402
 configure(c)
 '''
 
@@ -67,67 +62,6 @@ def grade_source(key: str, points: int) -> str:
                       "# exercise's %%cuda cell (write it there), on the shapes cl.exercises.get shows, then on",
                       "# others. It prints what is wrong, with hints.",
                       f'cl.exercises.grade("{key}")'])
-
-
-# ---------------------------------------------------------------------------- hidden shapes
-
-def _walk(values, tile, rng) -> list | None:
-    """Sizes of one dimension whose residues modulo `tile` are every residue the exercise allows (sizes
-    stay multiples of gcd(values)), shuffled; None when the exercise keeps this dimension fixed."""
-    if len(set(values)) == 1:
-        return None
-    g = math.gcd(*values)
-    lcm = g * tile // math.gcd(g, tile)
-    out = []
-    for r in range(0, tile, math.gcd(g, tile)):
-        v = next(v for v in range(r, r + lcm + 1, tile) if v % g == 0 and v > 0)
-        out.append(v + lcm * rng.randrange(2))       # one more tile's worth at random: not always the smallest
-    rng.shuffle(out)
-    return out
-
-
-def _period(values, tile) -> int:
-    """The step that keeps a size's residue modulo `tile` and its multiple of gcd(values): lcm of both."""
-    g = math.gcd(*values)
-    return g * tile // math.gcd(g, tile)
-
-
-def hidden_shapes(ex, seed: str, student: str, assignment: str = "") -> list[tuple]:
-    """The shapes exercise `ex` is graded on beyond its own, for one student of one term (`seed`).
-    Constraints come from the exercise's shapes: each dimension a multiple of its gcd over ex.shapes
-    (4 for float4, 2 for 16-bit pairs), a dimension equal in every shape stays so (cols 40 for
-    aos_struct), 3-tuples keep a batch; rows and cols each walk every residue modulo ex.tile."""
-    rng = random.Random(hashlib.sha256(f"{seed}|{assignment}|{student}|{ex.key}".encode()).digest())
-    rows, cols = [s[-2] for s in ex.shapes], [s[-1] for s in ex.shapes]
-    r, c = _walk(rows, ex.tile[1], rng), _walk(cols, ex.tile[0], rng)
-    n = max(len(r or ()), len(c or ()), 1)
-    walked_rows = r is not None
-    r = [rows[0]] * n if r is None else (r * n)[:n]
-    c = [cols[0]] * n if c is None else (c * n)[:n]
-    # a shape the release shows is no hidden test: one more tile's worth (the same residue) instead
-    shown = {tuple(s[-2:]) for s in ex.shapes}
-    for i in range(n):
-        while (r[i], c[i]) in shown:
-            if walked_rows:
-                r[i] += _period(rows, ex.tile[1])
-            else:
-                c[i] += _period(cols, ex.tile[0])
-    if len(ex.shapes[0]) == 3:
-        return [(2 + rng.randrange(2), *s) for s in zip(r, c)]
-    return list(zip(r, c))
-
-
-def seed(course, create: bool = False) -> str:
-    """The course's secret seed (course/.course_lib_seed): written once by export, read by the grader."""
-    path = Path(course) / SEED_FILE
-    if not path.exists() and create:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(secrets.token_hex(16) + "\n")
-        path.chmod(0o600)
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no seed for the hidden shapes; `python -m course_lib instructor nbgrader "
-                                f"--out {Path(course)}` writes one (keep it: it makes this term's hidden shapes)")
-    return path.read_text().strip()
 
 
 def _meta(grade_id: str, *, solution=False, grade=False, points=None) -> dict:

@@ -1,7 +1,7 @@
 """Running untrusted work (a student's notebook, a checker on a student's kernel) in a bubblewrap sandbox.
 
     sandbox.require()                                   # SandboxUnavailable, with how to fix it, if it cannot
-    sandbox.run([sys.executable, "-m", "course_lib.lab.grader"], input=job, work=None)
+    sandbox.run([sys.executable, "-m", "course_lib.lab.grader.trusted"], input=job, work=None)
     sandbox.command(kernel_argv, work=copy_of_folder, binds=[sockets])     # for a Jupyter kernel (nbgrader_hooks)
 
 The sandbox is Debian's ``bwrap`` (bubblewrap) with every namespace new (``--unshare-all``) and no
@@ -33,8 +33,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .. import paths
-from ..teach import solutions
+from ... import paths
+from ...teach import solutions
 
 HOME, WORK = "/home/student", "/submission"
 CPU_S = 1800                        # CPU seconds one sandboxed process may use (a notebook: ~10-60 s)

@@ -22,9 +22,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..teach import solutions
-from ..teach.solutions import has_solution, strip_solutions
-from . import course_lab
+from ...teach import solutions
+from ...teach.solutions import has_solution, strip_solutions
+from .. import course
 from .refresh import refresh_one
 
 CHECK_CALL = re.compile(r"exercises\.check\(\s*['\"](?P<key>\w+)['\"]\s*(?:,\s*(?P<kernel>\w+))?")
@@ -55,7 +55,7 @@ class ExerciseCell:
 
 def exercise_cells(nb, name: str) -> list[ExerciseCell]:
     """The cells of `nb` (notebook file `name`) that hold an exercise with a solution file."""
-    from ..teach.exercises import EXERCISES
+    from ...teach.exercises import EXERCISES
     found = []
     for key, ex in EXERCISES.items():
         if not name.startswith(f"{ex.lesson}_") or key not in solutions.keys():
@@ -217,10 +217,10 @@ def student_notebook(nb, name=""):
 
 # ---------------------------------------------------------------------------- the build
 
-def rewrite_urls(nb, name: str, repo: str = course_lab.COURSE_REPO, branch: str = course_lab.BRANCH) -> int:
+def rewrite_urls(nb, name: str, repo: str = course.COURSE_REPO, branch: str = course.BRANCH) -> int:
     """Point Colab links (badges) and the install cell's clone URL at `repo`/`branch`, keeping
     the notebook each link opens; returns how many cells changed."""
-    owner_name = course_lab.colab_url("x", repo, branch).split("/github/", 1)[1].split("/blob/", 1)[0]
+    owner_name = course.colab_url("x", repo, branch).split("/github/", 1)[1].split("/blob/", 1)[0]
     badge = re.compile(r"(https://colab\.research\.google\.com/github/)[\w.-]+/[\w.-]+/blob/[\w.-]+/")
     clone = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+?(?:\.git)?(?=[\s\"'/]|$)")
     n = 0
@@ -234,7 +234,7 @@ def rewrite_urls(nb, name: str, repo: str = course_lab.COURSE_REPO, branch: str 
     return n
 
 
-def build(paths, out, repo=course_lab.COURSE_REPO, branch=course_lab.BRANCH, execute=True, log=print) -> dict:
+def build(paths, out, repo=course.COURSE_REPO, branch=course.BRANCH, execute=True, log=print) -> dict:
     """Write out/student and out/instructor, then execute the instructor copies on the simulator
     (unless execute=False). Nothing is written if any notebook cannot be built; a copy that fails
     to execute raises BuildError after writing (the solution fails: `instructor check` says why)."""

@@ -1,7 +1,7 @@
 """What nbgrader needs to grade this course: the course's stubs, sandboxed autograding, time per cell.
 
     # nbgrader_config.py (written by `python -m course_lib instructor nbgrader`)
-    from course_lib.lab.nbgrader_hooks import configure
+    from course_lib.lab.grader.nbgrader_hooks import configure
     configure(c)
 
 nbgrader replaces a solution region with one stub per language (Python's is ``raise
@@ -10,9 +10,9 @@ in place of nbgrader's ClearSolutions for ``generate_assignment``, gives a ``%%c
 course's markers its own stub (``solutions.strip_solutions``: the ``//>`` lines, exactly the cell
 of notebooks/) and leaves every other cell to nbgrader. :class:`SandboxedExecute`, in place of
 nbgrader's Execute for ``autograde``, never runs a student's code as the instructor: the notebook runs
-in course_lib.lab.sandbox (its test cells emptied, in a throw-away copy of its folder), and each test
-cell of a course exercise shows the verdict of course_lib.lab.grader on the exercise cell's text, with
-hidden shapes from the course's seed (grading.hidden_shapes). Without a working bubblewrap it refuses.
+in course_lib.lab.grader.sandbox (its test cells emptied, in a throw-away copy of its folder), and each test
+cell of a course exercise shows the verdict of course_lib.lab.grader.trusted on the exercise cell's text, with
+hidden shapes from the course's seed (hidden.hidden_shapes). Without a working bubblewrap it refuses.
 Importing this module needs nbgrader (the ``[instructor]`` extra).
 """
 from __future__ import annotations
@@ -28,10 +28,10 @@ from jupyter_client.manager import AsyncKernelManager
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import ClearSolutions, Execute
 
-from ..teach.exercises import EXERCISES
-from ..teach import variants
-from ..teach.solutions import has_solution, strip_solutions
-from . import grader, grading, sandbox
+from ...teach.exercises import EXERCISES
+from ...teach import variants
+from ...teach.solutions import has_solution, strip_solutions
+from . import hidden, sandbox, trusted
 
 CELL_TIMEOUT_S = 300        # a notebook cell on the simulator takes seconds; a checker at most ~10
 
@@ -55,13 +55,13 @@ class SandboxedExecute(Execute):
         sandbox.require()                               # no sandbox: refuse, never grade unsandboxed
         info = resources.get("nbgrader", {})
         student, assignment = str(info.get("student", "")), str(info.get("assignment", ""))
-        term = grading.seed(CourseDirectory(config=self.config).root)
+        term = hidden.seed(CourseDirectory(config=self.config).root)
         tests = {i: key for i, c in enumerate(nb.cells) if (key := _exercise_test(c))}
         self._run_isolated(nb, resources, tests)
         for i, key in tests.items():
             who = variants.graded_student(student)          # None: the class has no variants (no seed)
-            hidden = grading.hidden_shapes(variants.exercise(key, who), term, student, assignment)
-            ok, text = grader.grade(nb, key, hidden, student=who)
+            shapes = hidden.hidden_shapes(variants.exercise(key, who), term, student, assignment)
+            ok, text = trusted.grade(nb, key, shapes, student=who)
             nb.cells[i].outputs, nb.cells[i].execution_count = verdict(key, ok, text), None
         return nb, resources
 

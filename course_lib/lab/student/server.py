@@ -20,7 +20,7 @@ merely opening a notebook rewrote the file.
 
 :func:`exposure` decides whether an address/token pair may serve at all: a server without a token
 on an address other than this machine's runs anyone's code as this user. This module does not
-parse the command line or copy notebooks (course_lib.lab, course_lib.workcopy).
+parse the command line or copy notebooks (course_lab, workcopy).
 :func:`write_config` puts the same settings and save hook into any Jupyter config folder: a
 JupyterHub's, where students do not start course-lab (``course-lab --write-jupyter-config DIR``).
 """
@@ -41,7 +41,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+from ..stored import KERNELSPEC
+
 QUIET_SETTINGS = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
 SAVE_HOOK = "course_lib.lab.stored.save_hook"
 

@@ -1,0 +1,98 @@
+"""``python -m course_lib instructor``: the instructor's commands, parsed here and run by their modules.
+
+    python -m course_lib instructor build --out DIR [--repo URL] [--branch B] [--no-execute] [NOTEBOOK...]
+    python -m course_lib instructor refresh [NOTEBOOK...] [--jobs N]
+    python -m course_lib instructor check [NOTEBOOK...] [--sync-stubs] [--fix-urls] [--fix-metadata] [--fix-colab]
+    python -m course_lib instructor nbgrader --out COURSE [--points N] [NOTEBOOK...]
+    python -m course_lib instructor new-exercise KEY --lesson NN [--kernel NAME]
+    python -m course_lib instructor publish --out DIR      # the student repository
+
+``build`` (release.py) writes DIR/instructor, every exercise cell with its solution, executed, and DIR/student;
+``refresh`` (refresh.py) re-executes notebooks in place on the simulator; ``check`` (check.py) says whether
+each notebook is ready to hand out; ``nbgrader`` (assignments.py) writes an nbgrader course, one assignment
+per notebook with exercises (docs/INSTRUCTORS.md, section 6); ``new-exercise`` (authoring.py) scaffolds an
+exercise folder; ``publish`` (publish.py) writes the student repository. This module only parses arguments,
+calls those modules and turns their errors into one line each.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .. import course, folders
+from . import assignments, authoring
+from .check import check, notebook_paths
+from .refresh import refresh
+from .release import build
+
+
+def _without(cmd: str, module: str) -> int:
+    print(f"instructor {cmd}: this Python ({sys.executable}) has no {module}, which the instructor tools need."
+          f"\nhint: activate the course's environment, or: pip install \"course-lib[instructor]\"", file=sys.stderr)
+    return 1
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m course_lib instructor", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="write the student notebooks and the instructor copy (solutions in)")
+    b.add_argument("--out", required=True, help="folder for student/ and instructor/")
+    b.add_argument("--no-execute", action="store_true", help="do not execute the instructor copy")
+    b.add_argument("--repo", default=course.COURSE_REPO, help="GitHub URL for the Colab badge and clone")
+    b.add_argument("--branch", default=course.BRANCH, help="branch the Colab badge opens")
+    r = sub.add_parser("refresh", help="re-execute notebooks on the simulator, store their outputs")
+    r.add_argument("--jobs", "-j", type=int, default=1, help="notebooks executed at once")
+    r.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    c = sub.add_parser("check", help="Colab cell, badge and exercises of each notebook")
+    c.add_argument("--fix-urls", action="store_true", help=f"set badge and clone URL to {course.COURSE_REPO}")
+    c.add_argument("--sync-stubs", action="store_true",
+                   help="rewrite exercise cells as the stubs of their exercises/*/solution.cu (and write stub.cu)")
+    c.add_argument("--fix-metadata", action="store_true", help="store the kernelspec JupyterLab writes (outputs untouched)")
+    c.add_argument("--fix-colab", action="store_true", help="make the colab-install cell course.colab_install_cell()")
+    g = sub.add_parser("nbgrader", help="write an nbgrader course (source layout, autograded test cells)")
+    g.add_argument("--out", required=True, help="the nbgrader course folder (source/ and nbgrader_config.py)")
+    g.add_argument("--points", type=int, default=assignments.POINTS, help="points per exercise")
+    for p in (b, r, c, g):
+        p.add_argument("notebooks", nargs="*", help="notebooks (default: all of notebooks/)")
+    n = sub.add_parser("new-exercise", help="scaffold exercises/KEY/ (exercise.toml, solution.cu, stub.cu)")
+    n.add_argument("key", help="the exercise's key, lower_case_with_underscores")
+    n.add_argument("--lesson", required=True, help="the notebook's number, NN")
+    n.add_argument("--kernel", help="the __global__ function the student writes (default: KEY)")
+    sub.add_parser("publish", help="write the student repository: this one without its instructor-only files"
+                   ).add_argument("--out", required=True, help="an empty folder or a clone of the student repository")
+    args = ap.parse_args(argv)
+    try:
+        if args.cmd == "publish":
+            from .publish import publish
+            publish(args.out)
+            return 0
+        if args.cmd == "new-exercise":
+            print("\n".join(authoring.scaffold(args.key, args.lesson, args.kernel)))
+            return 0
+        paths = notebook_paths(args.notebooks)
+        if args.cmd in ("nbgrader", "build"):       # a file or a read-only folder: said now, not halfway
+            folders.writable("--out", args.out)
+        if args.cmd == "nbgrader":
+            done = assignments.export(paths, args.out, args.points)
+            print(f"wrote {len(done)} assignment(s) to {Path(args.out) / 'source'} and the hidden shapes' seed "
+                  f"{Path(args.out) / assignments.SEED_FILE} (keep it private); next, in {args.out}: "
+                  f"nbgrader generate_assignment {next(iter(done), 'NAME')} (docs/INSTRUCTORS.md, section 6)")
+            return 0
+        if args.cmd == "build":
+            build(paths, args.out, args.repo, args.branch, execute=not args.no_execute)
+            print(f"wrote {Path(args.out) / 'student'} and {Path(args.out) / 'instructor'}")
+            return 0
+        if args.cmd == "refresh":
+            return 0 if refresh(paths, args.jobs, args.timeout) else 1
+        return 0 if check(paths, args.fix_urls, args.sync_stubs, fix_metadata=args.fix_metadata,
+                          fix_colab=args.fix_colab) else 1
+    except (FileNotFoundError, ValueError) as exc:      # BuildError is a ValueError
+        print(f"instructor {args.cmd}: {exc}", file=sys.stderr)
+        return 1
+    except ModuleNotFoundError as exc:                  # a Python without the course's lab extras
+        return _without(args.cmd, exc.name)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
