@@ -16,7 +16,9 @@ simulator on every shape, on random data with a poisoned output, with race check
 element compared, every property judged on every shape, and a barrier some threads skip, an
 out-of-bounds or misaligned access, a race or a read of unwritten shared memory on any shape is a
 problem. On a GPU it also runs there. It answers with a :class:`Report` — each problem with a
-hint, or a short success line — and never raises for a wrong kernel.
+hint, the best-supported cause first (``evidence``), or a short success line — and never raises
+for a wrong kernel. A kernel whose last ``%%cuda`` cell did not compile is not judged: the report
+names that cell's error (``kernel.cells``).
 
 Solutions are not in the notebooks: see ``solutions`` (one file per exercise). The exercises
 themselves are defined in ``exercise_list``; what an exercise is, in ``exercise``.

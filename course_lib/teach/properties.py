@@ -31,7 +31,8 @@ only decides what counts as "coalesced" or "conflict-free" for a student's kerne
 Atomics count as what they are: each a read and a write of memory (``SimRun.atomics``), judged
 with the loads for coalescing and traffic, and with the stores. Hints may name the exercise's own
 tile, block and element type ({tx}, {ty}, {bx}, {by}, {t}; {pad}: one 4-byte word of padding, in
-elements): :func:`judge` fills them in from the :class:`Shape` a run moved. It does not run kernels or compare outputs (exercises.check does).
+elements; {fill} and {loop_bounds}: advice that names loops only for a kernel that has or needs them,
+``evidence.loop_words``): :func:`judge` fills them in from the :class:`Shape` a run moved. It does not run kernels or compare outputs (exercises.check does).
 """
 from __future__ import annotations
 
