@@ -4,6 +4,8 @@ a course kernel. The solution as a student writes it (no markers, no comments) i
 holds the others, as %%cuda cell bodies for the exercise's default variant. Test helper only."""
 from __future__ import annotations
 
+import re
+
 from course_lib.teach import solutions
 
 
@@ -13,9 +15,9 @@ def own(key: str, params=None) -> str:
     return "\n".join(line.split("//")[0].rstrip() for line in solved.splitlines())
 
 
-_TILE_WORDS = """__global__ void NAME(float* out, const float* in, int rows, int cols)
+_TILE_WORDS = """__global__ void NAME(T* out, const T* in, int rows, int cols)
 {
-    __shared__ float tile[32][WIDTH];
+    __shared__ T tile[32][WIDTH];
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int r0 = blockIdx.y * 32, c0 = blockIdx.x * 32;
     if (r0 + ty < rows && c0 + tx < cols)
@@ -24,9 +26,9 @@ _TILE_WORDS = """__global__ void NAME(float* out, const float* in, int rows, int
     if (c0 + ty < cols && r0 + tx < rows)
         out[(size_t)(c0 + ty) * rows + (r0 + tx)] = tile[tx][ty];
 }"""
-_TILE_SIZE_T = """__global__ void NAME(float* out, const float* in, int rows, int cols)
+_TILE_SIZE_T = """__global__ void NAME(T* out, const T* in, int rows, int cols)
 {
-    __shared__ float buffer[32][WIDTH];
+    __shared__ T buffer[32][WIDTH];
     size_t row = blockIdx.y * 32 + threadIdx.y, col = blockIdx.x * 32 + threadIdx.x;
     bool inside = row < rows && col < cols;
     if (inside)
@@ -36,9 +38,9 @@ _TILE_SIZE_T = """__global__ void NAME(float* out, const float* in, int rows, in
     if (orow < cols && ocol < rows)
         out[orow * rows + ocol] = buffer[threadIdx.x][threadIdx.y];
 }"""
-_TILE_LDG = """__global__ void NAME(float* out, const float* in, int rows, int cols)
+_TILE_LDG = """__global__ void NAME(T* out, const T* in, int rows, int cols)
 {
-    __shared__ float t[32][WIDTH];
+    __shared__ T t[32][WIDTH];
     int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
     if (y < rows && x < cols)
         t[threadIdx.y][threadIdx.x] = __ldg(in + (size_t)y * cols + x);
@@ -50,13 +52,14 @@ _TILE_LDG = """__global__ void NAME(float* out, const float* in, int rows, int c
 }"""
 
 
-def _tile(name, width):
-    return [k.replace("NAME", name).replace("WIDTH", width) for k in (_TILE_WORDS, _TILE_SIZE_T, _TILE_LDG)]
+def _tile(name, width, t):
+    return [re.sub(r"\bT\b", t, k.replace("NAME", name).replace("WIDTH", width))
+            for k in (_TILE_WORDS, _TILE_SIZE_T, _TILE_LDG)]
 
 
 HONEST = {
-    "shared_tile": _tile("transpose_tile", "32"),
-    "padded_tile": _tile("transpose_padded", "33"),
+    "shared_tile": _tile("transpose_tile", "32", "float"),
+    "padded_tile": _tile("transpose_padded", "32 + 2", "unsigned short"),      # its default: 2-byte elements
     "tile_32x8": ["""__global__ void transpose_32x8(float* out, const float* in, int rows, int cols)
 {
     __shared__ float tile[32][33];
