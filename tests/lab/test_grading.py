@@ -107,6 +107,21 @@ def test_hidden_draws_keep_their_guarantees_for_every_student(key):
             assert wide is None
 
 
+def test_hidden_shapes_keep_the_constraints_exercise_toml_states():
+    """[hidden] square (an in-place transpose: every shape rows = cols) and multiple_of, as exercise.toml's
+    [hidden] table gives them to an Exercise (an exercise without them keeps what its shapes show)."""
+    from types import SimpleNamespace
+    base = dict(key="in_place", shapes=((64, 64), (96, 96), (33, 33), (1, 1), (300, 300)), tile=(32, 32), wide=None)
+    square = SimpleNamespace(**base, square=True, multiple_of=None)
+    for student in STUDENTS[:10]:
+        shapes = H.hidden_shapes(square, "term-seed", student, "a")
+        assert all(r == c for r, c in shapes) and {r % 32 for r, _ in shapes} == set(range(32))
+        assert max(r for r, _ in shapes) > 2048 and not {(64, 64), (96, 96), (33, 33), (300, 300)} & set(shapes)
+    fours = SimpleNamespace(**{**base, "shapes": ((64, 64), (96, 160), (100, 132))}, square=False, multiple_of=(4, 8))
+    shapes = H.hidden_shapes(fours, "term-seed", "alice", "a")
+    assert all(r % 4 == 0 and c % 8 == 0 for r, c in shapes) and max(max(s) for s in shapes) >= H.LARGE[0]
+
+
 def _solution(key):
     return magic.compile_cell("", solutions.body(key))[1][E.get(key).kernel]
 
