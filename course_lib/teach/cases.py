@@ -54,6 +54,18 @@ def output_for_like(out):
     return poisoned(out.shape, out.dtype)
 
 
+def written_share(c: Case) -> float:
+    """The share of the written buffers' elements the kernel changed (out: no longer the poison; a buffer read
+    and written: no longer what it held), for ``evidence.did_work``."""
+    total = changed = 0
+    for name, now in c.written.items():
+        before = c.problem.initial.get(name) if c.problem is not None else None
+        before = poisoned(now.shape, now.dtype) if before is None else before
+        same = (now == before) | (np.isnan(now) & np.isnan(before)) if now.dtype.kind == "f" else now == before
+        total, changed = total + now.size, changed + int((~same).sum())
+    return changed / total if total else 1.0
+
+
 def shared_arrays(source: str) -> tuple:
     """The __shared__ arrays a kernel's source declares: ((name, (dimension texts)), ...)."""
     return tuple((m[1], tuple(d.strip() for d in re.findall(r"\[([^\]]+)\]", m[2])))

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..transposes import verify
 from ..transposes.data import poisoned
+from .evidence import PATTERN, RESULT, Problem
 
 UNWRITTEN = ("those elements were never written: find the thread that should store the ones listed above — is "
              "there one, and does its bounds test let it?")
@@ -25,24 +26,26 @@ def _same(x, y):
     return (x == y) | (np.isnan(x) & np.isnan(y)) if x.dtype.kind == "f" else x == y
 
 
-def diagnose(ex, p, run=None):
-    """(what is wrong, hint) for the first written buffer of problem `p` that differs from its expect."""
+def diagnose(ex, p, run=None) -> Problem | None:
+    """(what is wrong, hint) for the first written buffer of problem `p` that differs from its expect, ranked
+    (``evidence``): a pattern that names a cause, or RESULT where only the indices are left to compare."""
     for a in ex.parameters:
         if a.name not in p.expected:
             continue
         got, want = p.buffers[a.name], p.expected[a.name]
         if got.shape != want.shape:
-            return f"{a.name} has shape {got.shape}, expected {want.shape}", "check the exercise's buffers"
+            return Problem(f"{a.name} has shape {got.shape}, expected {want.shape}", "check the exercise's buffers")
         bad = ~_same(got, want)
         if not bad.any():
             continue
         before = p.initial.get(a.name, poisoned(want.shape, want.dtype))
         kept = bad & _same(got, before)
         if _same(got, before).all():
-            return _what(ex, a, got, want, bad, kept), (
-                f"nothing was written to {a.name}: every element of {a.name} must be stored by some thread "
-                f"(afterwards {a.name} = {a.expect})")
-        return _what(ex, a, got, want, bad, kept), _hint(ex, a, got, want, bad, kept, p)
+            return Problem(_what(ex, a, got, want, bad, kept),
+                           f"nothing was written to {a.name}: every element of {a.name} must be stored by some thread "
+                           f"(afterwards {a.name} = {a.expect})", PATTERN)
+        hint, rank = _hint(ex, a, got, want, bad, kept, p)
+        return Problem(_what(ex, a, got, want, bad, kept), hint, rank)
     return None
 
 
@@ -62,18 +65,18 @@ def _what(ex, a, got, want, bad, kept) -> str:
     return "; ".join(parts) + f". First: {first}"
 
 
-def _hint(ex, a, got, want, bad, kept, p) -> str:
+def _hint(ex, a, got, want, bad, kept, p) -> tuple[str, int]:
     changed = _changed(got[bad & ~kept], want[bad & ~kept], p)
     if changed:
-        return changed
+        return changed, PATTERN
     square = _square_tiles(ex, a, bad, kept, got, p.initial.get(a.name))
     if square:
-        return square
+        return square, PATTERN
     if kept.any() and kept.sum() == bad.sum():
-        return UNWRITTEN
+        return UNWRITTEN, PATTERN
     sources = ", ".join(k for k in p.initial)
     return (f"compare the indices used to read {sources} and to write {a.name} for the elements listed above "
-            f"(afterwards {a.name} must be {a.expect})")
+            f"(afterwards {a.name} must be {a.expect})"), RESULT
 
 
 def _changed(got, want, p) -> str | None:

@@ -13,7 +13,8 @@ only decides what counts as "coalesced" or "conflict-free" for a student's kerne
   sectors than its bytes need (4-byte elements: 4 per 32 lanes, 16-byte vectors: 16); where rows
   do not (1000 x 1030 floats), each 128 bytes a warp moves may straddle one extra sector at each
   end, so up to bytes/32 + 2 per 128 bytes. A column walk (one sector per lane) fails both.
-- conflict-free: zero bank conflicts, whatever the shape.
+- conflict-free: zero bank conflicts, whatever the shape; cp.async's writes into shared memory
+  (their own rows, op "ldgsts") count as the stores they are.
 - no races, no reads of shared memory no thread wrote: as the simulator's racecheck reports them
   (reading a cp.async's destination before its wait is one);
 - cp.async: every global load is one, and they bring all of ``in``.
@@ -32,12 +33,12 @@ only decides what counts as "coalesced" or "conflict-free" for a student's kerne
 Atomics count as what they are: each a read and a write of memory (``SimRun.atomics``), judged
 with the loads for coalescing and traffic, and with the stores. Hints may name the exercise's own
 tile, block and element type ({tx}, {ty}, {bx}, {by}, {t}; {pad}: one 4-byte word of padding, in
-elements): :func:`judge` fills them in from the :class:`Shape` a run moved. It does not run kernels or compare outputs (exercises.check does).
+elements; {fill} and {loop_bounds}: advice that names loops only for a kernel that has or needs them,
+``evidence.loop_words``): :func:`judge` fills them in from the :class:`Shape` a run moved. It does not run kernels or compare outputs (exercises.check does).
 """
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -48,7 +49,7 @@ __all__ = ["Shape", "Property", "coalesced", "no_bank_conflicts", "no_races", "n
            "uses_shared", "vector_width", "async_copies", "each_element_once", "one_tile_per_block",
            "shares_the_work", "hinted", "judge"]
 
-WORD = {"ld": "loads", "st": "stores", "atom": "atomics", "red": "atomics"}
+WORD = {"ld": "loads", "st": "stores", "atom": "atomics", "red": "atomics", "ldgsts": "cp.async writes"}
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,7 @@ def no_uninitialized_reads() -> Property:
         return None if _rows(run, "shared", None) else False
     return Property("reads only shared memory that was written", test,
                     "every element of the tile a thread reads must have been stored by some thread of the "
-                    "block first: fill the whole tile (one loop per phase, the same rows in both)")
+                    "block first: {fill}")
 
 
 def uses_shared() -> Property:
@@ -217,11 +218,11 @@ def each_element_once() -> Property:
     included) no more than `out`: no element moved twice. No parameters: the bytes of the shape."""
     def test(run, on):
         atoms = [r for r in getattr(run, "atomics", []) if r["space"] == "global"]
-        if not atoms and not _rows(run, "global", "st"):
-            return False          # nothing stored: nothing was moved once, nor twice (never "already right")
+        short = False
         for op, verb, done in (("ld", "load", "loaded"), ("st", "store", "stored")):
             need, array = _nbytes(on, op), _names(on, op)
             moved = sum(r["bytes"] for r in _rows(run, "global", op)) + sum(r["bytes"] for r in atoms)
+            short = short or moved < need    # some never moved: the result says which, and 'once' is not said
             if moved > need:
                 why = ""
                 if atoms:
@@ -230,11 +231,10 @@ def each_element_once() -> Property:
                            f"reads and writes the element it touches, a load and a store in one)")
                 return (f"the global {verb}s move {moved:,} bytes, {moved / need:.2g} times the {need:,} bytes of "
                         f"{array}: some elements are {done} more than once{why}")
-        return None
+        return False if short else None
     return Property("each element loaded and stored once", test,
-                    "each element of in is loaded once and each element of out stored once: check the loop bounds "
-                    "and steps (a grid-stride loop steps by gridDim.x * blockDim.x, a loop over the rows of a tile "
-                    "by blockDim.y), that no two threads or blocks move the same element, and use plain loads and "
+                    "each element of in is loaded once and each element of out stored once: check {loop_bounds}"
+                    "that no two threads or blocks move the same element, and use plain loads and "
                     "stores (in[i], out[i] = v), not atomics")
 
 

@@ -9,13 +9,16 @@ them) and ``out``, or a declared signature's buffers (``reads``, ``writes``: eac
 row, rows and bytes), the exercise's tile and block where it has them, the element's C type and the
 student's own ``__shared__`` arrays. :func:`fill` puts those into a hint's ``{tx}``, ``{ty}``, ``{bx}``,
 ``{by}``, ``{t}``, ``{pad}`` (one 4-byte word of padding, in elements), ``{src}``, ``{dst}`` (the buffers
-loads and stores move), ``{array}`` and ``{padded}``; where the exercise declares no tile, the tile a hint
+loads and stores move), ``{array}`` and ``{padded}``, ``{fill}`` and ``{loop_bounds}`` (advice that names loops
+only for a kernel that has or needs them: ``evidence.loop_words``); where the exercise declares no tile, the tile a hint
 names is the student's array (or words), never the block's shape. Nothing here runs or judges.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from .evidence import loop_words
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,7 @@ class Shape:
     tile: tuple | None = None      # (columns, rows) of in one block moves, where the exercise says
     block: tuple | None = None     # threads per block
     ctype: str = "float"           # the element's C type, for hints
+    loops: bool | None = None      # whether the kernel has a loop (None: not known), for hints that name one
     reads: tuple = ()              # a declared signature's buffers read: (name, bytes of a row, rows, bytes)
     writes: tuple = ()             # ... and written (an inout buffer is both); () : the course's in and out
     shared: tuple = ()             # the student's __shared__ arrays: (name, (dimension texts)), for hints
@@ -76,7 +80,8 @@ def fill(hint: str, on) -> str:
     array, padded = _array_words(getattr(on, "shared", ()), tile, pad)
     names = getattr(on, "names", None)
     known = dict(tx=tx, ty=ty, bx=bx, by=by, t=getattr(on, "ctype", "float"), pad=pad, array=array,
-                 padded=padded, src=names("ld") if names else "in", dst=names("st") if names else "out")
+                 padded=padded, src=names("ld") if names else "in", dst=names("st") if names else "out",
+                 **loop_words(getattr(on, "loops", None), (tx, ty), (bx, by)))   # {fill}, {loop_bounds}
     if tile is None:       # no tile of the exercise's: say it with the student's array, or in words
         hint = hint.replace("tile[{ty}][{tx}]", "{array}")
         hint = hint.replace("[{ty}][{tx} + {pad}]", "{padded}")

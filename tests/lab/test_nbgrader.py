@@ -103,6 +103,24 @@ TWICE = (f"        {{\n            volatile {_T}* o = out + (size_t)(y + j) * ro
          "            *o = tile[threadIdx.x][threadIdx.y + j];\n            *o = tile[threadIdx.x][threadIdx.y + j];\n        }")
 DECLARE = f"%%cuda\n{_SIG};\n"
 NO_PADDING = next(m for m in mutants.derive(_EX, lambda p: solutions.body(ATTACKED, p)) if m.name == "no_padding")
+# issue 32: kernels/tile.cu's tile<T, TILE, BY, 1> dressed: renamed, constants written in, no comments, extra ';',
+# two independent statements swapped — the same code as the course's kernel (with this exercise's parameters)
+COSMETIC = "%%cuda\n" + spec.render(f"__global__ void {_EX.kernel}(T* __restrict__ o, const T* __restrict__ a, "
+                                    "int n_rows, int n_cols)" + """
+{
+    __shared__ T buf[TILE][TILE + 1];;
+    int row = blockIdx.y * TILE + threadIdx.y;;
+    int col = blockIdx.x * TILE + threadIdx.x;;
+    for (int k = 0; k < TILE; k += BY)
+        if (col < n_cols && row + k < n_rows)
+            buf[threadIdx.y + k][threadIdx.x] = a[(size_t)(row + k) * n_cols + col];;
+    __syncthreads();;
+    row = blockIdx.x * TILE + threadIdx.y;
+    col = blockIdx.y * TILE + threadIdx.x;
+    for (int k = 0; k < TILE; k += BY)
+        if (col < n_rows && row + k < n_cols)
+            o[(size_t)(row + k) * n_rows + col] = buf[threadIdx.x][threadIdx.y + k];
+}""", _P)
 
 REPLACE_CHECKER = f"""import course_lib.teach.exercises as E
 E.grade = lambda *a, **k: print("✓ {ATTACKED}: all checks pass")
@@ -163,6 +181,7 @@ SUBMISSIONS.update({(student, TILE): v for student, v in {
     "plant": (None, [REPLACE_CHECKER, PLANT], 0, ["never written"]),
     "tampered": (None, [], 0, ["never written"]),          # its locked test cell says pass
     "zz_later": (None, [], 0, ["never written"]),
+    "cosmetic_copy": (COSMETIC, [], 0, ["is the course's kernel tile", "kernels/tile.cu", "same code"]),
 }.items()})
 SUBMISSIONS[("col_32_bit", f"{E.get('column_read').lesson}_column_read")] = (
     _own("column_read").replace("(size_t)", ""), [], 0, ["more than 2^32", "64 bits"])
