@@ -45,11 +45,16 @@ _STORE = re.compile(r"^(\s*)(out\[[^\]\n]+\] = [^;\n]+;)[ \t]*(//[^\n]*)?$", re.
 @dataclass(frozen=True)
 class Mutant:
     """One wrong kernel: the mutation's name, what the student got wrong, the source, the words its
-    report must hold (a word "a|b": either; the report may name the symptom the run met first)."""
+    report must hold (a word "a|b": either; the report may name the symptom the run met first), and, where
+    the order of the report matters, the words its first problem and first hint must hold and the words no
+    part of it may (``first``, ``hint``, ``never``)."""
     name: str
     what: str
     source: str
     words: tuple
+    first: tuple = ()
+    hint: tuple = ()
+    never: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -160,14 +165,18 @@ def derive(ex, body_of: Callable[[dict], str]) -> list[Mutant]:
     return out
 
 
-def missing(m: Mutant, report_text: str) -> list[str]:
-    """The words of `m` its report does not hold ([] where the checker named the cause)."""
-    return [w for w in m.words if not any(a in report_text for a in w.split("|"))]
+def missing(m: Mutant, report_text: str, problems=()) -> list[str]:
+    """The words of `m` its report does not hold ([] where the checker named the cause): `words` anywhere,
+    `first` in the first problem and `hint` in its hint (`problems`: the report's), `never` nowhere."""
+    has = lambda w, text: any(a in text for a in w.split("|"))    # noqa: E731
+    what, hint = (problems[0] if problems else ("", ""))
+    return ([w for w in m.words if not has(w, report_text)] + [f"first problem: {w}" for w in m.first if not has(w, what)]
+            + [f"first hint: {w}" for w in m.hint if not has(w, hint)] + [f"never: {w}" for w in m.never if w in report_text])
 
 
 # ---------------------------------------------------------------------------- the folder's own (wrong.toml)
 
-_KEYS = {"what", "replace", "source", "words"}
+_KEYS = {"what", "replace", "source", "words", "first", "hint", "never"}
 
 
 def _read(folder: Path) -> dict:
@@ -193,9 +202,11 @@ def written(folder: Path, ex, raw: str) -> list[Mutant]:
     for i, w in enumerate(_read(folder).get("wrong", [])):
         where = f"{path}: wrong[{i}]"
         bad = set(w) - _KEYS if isinstance(w, dict) else {"?"}
-        if bad or not isinstance(w.get("what"), str) or not _strings(w.get("words")) or (
-                ("replace" in w) == ("source" in w)):
-            raise spec.SpecError(f"{where}: {w!r}", hint="each [[wrong]] has what = \"...\", words = [\"...\"] and "
+        lists = [w.get(k) for k in ("words", "first", "hint", "never") if k in w] if not bad else [None]
+        if bad or not isinstance(w.get("what"), str) or not all(map(_strings, lists)) or not (
+                {"words", "first", "hint"} & set(w)) or ("replace" in w) == ("source" in w):
+            raise spec.SpecError(f"{where}: {w!r}", hint="each [[wrong]] has what = \"...\", words = [\"...\"] (and/or "
+                                 "first, hint: words of the first problem and its hint; never: words nowhere) and "
                                  "either replace = [old, new, ...] or source = \"the whole cell body\"")
         src = w.get("source")
         if src is None:
@@ -213,7 +224,8 @@ def written(folder: Path, ex, raw: str) -> list[Mutant]:
             if src == raw:
                 raise spec.SpecError(f"{where} ({w['what']}): the replacements leave the solution as it is",
                                      hint="a wrong kernel must differ from the solution")
-        out.append(Mutant(f"wrong[{i}]", w["what"], spec.render(src, params), tuple(w["words"])))
+        out.append(Mutant(f"wrong[{i}]", w["what"], spec.render(src, params), *(tuple(w.get(k, ())) for k in
+                                                                             ("words", "first", "hint", "never"))))
     return out
 
 

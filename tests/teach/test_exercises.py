@@ -72,7 +72,7 @@ def test_wrong_kernel_fails_with_a_helpful_message(key, m):
     report = E.check(ex, _kernel(m.source, ex.kernel))
     text = repr(report)
     assert not report.ok and text.startswith("✗") and "hint:" in text and "Traceback" not in text
-    assert not mutants.missing(m, text), f"{m.what}: expected {mutants.missing(m, text)} in\n{text}"
+    assert not mutants.missing(m, text, report.problems), f"{m.what}: {mutants.missing(m, text, report.problems)} in\n{text}"
 
 
 @pytest.mark.skipif(bool(nvrtc.machine_code_missing()), reason="the premise is about the machine code")
