@@ -63,6 +63,7 @@ class Exercise:
     square: bool = False               # every shape, hidden ones too, has rows = cols
     multiple_of: tuple | None = None   # hidden shapes' rows and cols are multiples of these (None: derived)
     residues: tuple | None = None      # hidden shapes' [rows, cols] walk every residue modulo these (None: the tile)
+    largest: int | None = None         # no hidden size beyond it (None: the grader's own bounds)
     kind: str = "tile"                 # the launch's kind, as exercise.toml says
     ints: tuple = ()                   # the integer parameters, for the folder's expressions
 

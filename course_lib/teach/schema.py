@@ -72,6 +72,8 @@ HIDDEN = {
     "multiple_of": ("sizes2", "the gcd of the shapes' rows and cols", "[rows, cols]: hidden sizes are multiples"),
     "residues": ("sizes2", "the tile ([rows, cols] of launch.tile)", "[rows, cols]: hidden sizes take every residue "
                  "modulo these"),
+    "largest": ("int>0", "6000 (2200 square)", "hidden sizes stay below about this (a tile more at most): a launch "
+                "within the checker's work limit"),
 }
 REVEAL = {"kernel": ("str", "required", "a course kernel (course_lib.transposes)"),
           "params": ("params", "{}", "its template parameters: numbers or names of [params]")}
@@ -91,6 +93,7 @@ def _type_problem(kind: str, v) -> str | None:
     sizes = lambda lo, hi: isinstance(v, list) and lo <= len(v) <= hi and all(map(_size, v))   # noqa: E731
     ok = {
         "str": lambda: isinstance(v, str), "bool": lambda: isinstance(v, bool), "int>=0": lambda: is_int and v >= 0,
+        "int>0": lambda: is_int and v > 0,
         "lesson": lambda: isinstance(v, str) and re.fullmatch(r"[0-9][0-9]", v) is not None,
         "ident": lambda: isinstance(v, str) and _IDENT.fullmatch(v) is not None and len(v) <= 64,
         "kind": lambda: isinstance(v, str) and v in KINDS, "role": lambda: v in ("in", "out", "inout"),
@@ -113,6 +116,7 @@ def _size(x) -> bool:
 
 _EXPECTED = {
     "str": "a string (in quotes)", "bool": "true or false, without quotes", "int>=0": "a whole number >= 0",
+    "int>0": "a whole number > 0",
     "lesson": "a two-digit string such as \"06\" (in quotes: the notebook's number)",
     "ident": "a C identifier: letters, digits and _, not starting with a digit, at most 64 characters",
     "kind": f"one of {', '.join(map(repr, KINDS))}", "role": "one of \"in\", \"out\", \"inout\"",

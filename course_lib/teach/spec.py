@@ -167,7 +167,8 @@ def _build(key: str, data: dict, values: dict, where: str) -> Exercise:
         square=bool(hidden.get("square", False)),
         multiple_of=tuple(num(n, "hidden.multiple_of") for n in hidden["multiple_of"]) if "multiple_of" in hidden
         else None, kind=kind, ints=tuple(sorted(ints.items())),
-        residues=tuple(num(n, "hidden.residues") for n in hidden["residues"]) if "residues" in hidden else None)
+        residues=tuple(num(n, "hidden.residues") for n in hidden["residues"]) if "residues" in hidden else None,
+        largest=hidden.get("largest"))
 
 
 def _shapes_fit(shapes, hidden, where) -> None:
