@@ -193,3 +193,14 @@ def test_bad_input_gets_one_line_and_no_traceback(tmp_path, args, words):
     r = subprocess.run([sys.executable, "-m", "course_lib", "instructor", "report", *argv], capture_output=True,
                        text=True, cwd=REPO, timeout=120)
     assert r.returncode == 1 and words in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_the_gpu_timing_script_refuses_without_a_gpu_and_asks_for_a_course(tmp_path):
+    script = REPO / "benchmarks" / "leaderboard_gpu_times.py"
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "--course COURSE or --demo" in r.stderr
+    from course_lib import gpu
+    if not gpu.available():
+        r = subprocess.run([sys.executable, str(script), "--demo", "--out", str(tmp_path / "t.json")],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 1 and "no GPU here" in r.stderr and not (tmp_path / "t.json").exists()

@@ -12,9 +12,13 @@ of notebooks/) and leaves every other cell to nbgrader. :class:`SandboxedExecute
 nbgrader's Execute for ``autograde``, never runs a student's code as the instructor: the notebook runs
 in course_lib.lab.grader.sandbox (its test cells emptied, in a throw-away copy of its folder), and each test
 cell of a course exercise shows the verdict of course_lib.lab.grader.trusted on the exercise cell's text, with
-hidden shapes from the course's seed (hidden.hidden_shapes). Without a working bubblewrap it refuses.
+hidden shapes from the course's seed (hidden.hidden_shapes), and beside it the checker's record, signed for
+that cell (verdicts) and kept per submission (verdict_store) for the class report; what a failed hidden
+check tells the student is ``SandboxedExecute.hidden_feedback`` (per assignment:
+``hidden_feedback_by_assignment``). Without a working bubblewrap it refuses.
 Last, course_lib.lab.grader.inert makes the autograded notebook inert (formgrader, the feedback and the
-notebook itself show nothing a student made that runs or loads), and the feedback's input too.
+notebook itself show nothing a student made that runs or loads), and the feedback's input too, whose
+records :class:`WithheldVerdicts` removes (they name hidden shapes).
 Importing this module needs nbgrader (the ``[instructor]`` extra).
 """
 from __future__ import annotations

@@ -11,8 +11,10 @@ sandbox (course_lib.lab.grader.sandbox: no solutions, no course folder, no netwo
 nothing the student's notebook did can reach it. Before that, here, the text is compared with the
 course's solution (markers, a comment only the solution has) where the solutions are kept.
 
-The verdict names the hidden shapes' problems by their hints only: "and on N more shapes the release
-does not show". This module neither runs notebooks nor talks to nbgrader (nbgrader_hooks does).
+The verdict (:class:`Verdict`: passed and its text, with the checker's record as data, teach.record) says of
+the hidden shapes what the instructor's level allows (:func:`hidden_text`): how many problems ("count"),
+and their hints ("hint", the default), or each problem with its shape ("shape", practice rounds); the
+record holds them all. This module neither runs notebooks nor talks to nbgrader (nbgrader_hooks does).
 """
 from __future__ import annotations
 

@@ -3,10 +3,12 @@
     fig = report_figures.counts_figure(summary)      # None when no submission ran on the simulator
     report_figures.html(fig, "counts-06_tiles-tile_32x8")   # the chart's div and its text alternative
 
-One histogram per key count (sectors per request of the global loads and stores, wavefronts per request
-of the shared ones, instructions per element, the share of elements wrong), the students who passed and
-those who did not stacked in the course's colours for ideal and not ideal (and in the legend's words: the
-colour never says it alone). Like every figure of the course it carries its text alternative
+One bar chart per key count (sectors per request of the global loads and stores, wavefronts per request
+of the shared ones, instructions per element, the share of elements wrong): a bar per value the class's
+kernels had (the counts are exact: 4 and 4.5 sectors per request are different kernels, which a histogram's
+bins would merge; values at three significant figures, and a histogram only past MAX_BARS values), the
+students who passed and those who did not stacked in the course's colours for ideal and not ideal, and
+hatched apart (the colour never says it alone). Like every figure of the course it carries its text alternative
 (course_lib.notebook.alt): what to notice, then each count's values as a table (value, students,
 passed). This module draws; the numbers come from class_summary.
 """
@@ -19,6 +21,7 @@ from ...notebook import alt, palette
 
 SOURCE = "simulated (H100 rules): the counts grading stored"
 ROW_PX = 170
+MAX_BARS = 40            # more distinct values than this: a histogram of them
 
 
 def _tables(summary) -> list:
@@ -48,21 +51,33 @@ def counts_figure(summary):
     names = list(summary.counts)
     fig = make_subplots(rows=len(names), cols=1, vertical_spacing=min(0.12, 0.5 / len(names)))
     for row, name in enumerate(names, 1):
-        values, passed = summary.counts[name], summary.counts_passed[name]
-        for ok, label, color, pattern in ((True, "passed", palette.OK, ""), (False, "not passed", palette.BAD, "/")):
-            xs = [v for v, p in zip(values, passed) if p is ok]
-            fig.add_trace(go.Histogram(x=xs, name=label, legendgroup=label, showlegend=row == 1,
-                                       marker=dict(color=color, pattern=dict(shape=pattern)),
-                                       hovertemplate=f"{name}: %{{x}}<br>%{{y}} student(s), {label}<extra></extra>"),
-                          row=row, col=1)
-        fig.update_xaxes(title_text=name, row=row, col=1)
-        fig.update_yaxes(title_text="students", rangemode="tozero", row=row, col=1)
+        _row(fig, go, row, name, summary.counts[name], summary.counts_passed[name])
     title = f"{summary.exercise} ({summary.assignment}): the key counts of the class's final submissions"
     fig.update_layout(barmode="stack", bargap=0.1, height=120 + ROW_PX * len(names), template="plotly_white",
                       title=dict(text=title), margin=dict(l=70, r=20, t=90, b=50),
                       legend=dict(orientation="h", y=1.0, yanchor="bottom", x=1, xanchor="right"))
     alt.sourced(fig, SOURCE)
     return alt.noticed(fig, notice(summary), _tables(summary))
+
+
+def _row(fig, go, row: int, name: str, values: list, passed: list) -> None:
+    """One count's bars: a bar per value (a histogram past MAX_BARS values), passed and not passed stacked."""
+    shown = [alt.sig(v, 3) for v in values]
+    order = sorted(set(shown), key=float)
+    bars = len(order) <= MAX_BARS
+    for ok, label, color, pattern in ((True, "passed", palette.OK, ""), (False, "not passed", palette.BAD, "/")):
+        style = dict(name=label, legendgroup=label, showlegend=row == 1,
+                     marker=dict(color=color, pattern=dict(shape=pattern)),
+                     hovertemplate=f"{name}: %{{x}}<br>%{{y}} student(s), {label}<extra></extra>")
+        if bars:
+            n = Counter(x for x, p in zip(shown, passed) if p is ok)
+            fig.add_trace(go.Bar(x=order, y=[n[x] for x in order], **style), row=row, col=1)
+        else:
+            fig.add_trace(go.Histogram(x=[v for v, p in zip(values, passed) if p is ok], nbinsx=MAX_BARS, **style),
+                          row=row, col=1)
+    fig.update_xaxes(title_text=name, row=row, col=1,
+                     **(dict(type="category", categoryorder="array", categoryarray=order) if bars else {}))
+    fig.update_yaxes(title_text="students", rangemode="tozero", row=row, col=1)
 
 
 def html(fig, div_id: str) -> str:

@@ -94,7 +94,8 @@ def _board(b) -> str:
     rows = []
     for r in b.rows:
         per = r.per()
-        cells = [f"{r.rank}" + (" (tie: earlier)" if r.tied else ""), _e(r.name), f"{r.spend.sectors:,}",
+        cells = [f"{r.rank}" + (" (the counts above it: submitted later)" if r.tied else ""), _e(r.name),
+                 f"{r.spend.sectors:,}",
                  f"{r.spend.wavefronts:,}", f"{r.spend.instructions:,}",
                  ", ".join(f"{per[k]:g}" for k in ("sectors", "wavefronts", "instructions")) if per else "—",
                  _e(r.submitted or "—")] + ([_e(r.gpu or "not timed")] if timed else [])
