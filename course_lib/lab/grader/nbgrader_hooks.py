@@ -16,7 +16,8 @@ hidden shapes from the course's seed (hidden.hidden_shapes), and beside it the c
 that cell (verdicts) and kept per submission (verdict_store) for the class report; what a failed hidden
 check tells the student is ``SandboxedExecute.hidden_feedback`` (per assignment:
 ``hidden_feedback_by_assignment``). Without a working bubblewrap it refuses.
-Last, course_lib.lab.grader.inert makes the autograded notebook inert (formgrader, the feedback and the
+Files a student handed in beside the notebooks are removed from autograded/ first (handed_in:
+formgrader serves that folder's files as the instructor). Last, course_lib.lab.grader.inert makes the autograded notebook inert (formgrader, the feedback and the
 notebook itself show nothing a student made that runs or loads), and the feedback's input too, whose
 records :class:`WithheldVerdicts` removes (they name hidden shapes).
 Importing this module needs nbgrader (the ``[instructor]`` extra).
@@ -40,7 +41,7 @@ from traitlets import Dict, Enum, default
 from ...teach.exercises import EXERCISES
 from ...teach import variants
 from ...teach.solutions import has_solution, strip_solutions
-from . import hidden, sandbox, trusted, verdict_store, verdicts
+from . import handed_in, hidden, sandbox, trusted, verdict_store, verdicts
 from .inert import InertNotebook
 
 CELL_TIMEOUT_S = 300        # a notebook cell on the simulator takes seconds; a checker at most ~10
@@ -79,6 +80,8 @@ class SandboxedExecute(Execute):
         student, assignment = str(info.get("student", "")), str(info.get("assignment", ""))
         course = CourseDirectory(config=self.config)
         term = hidden.seed(course.root)
+        # before anything runs: autograded/ keeps the notebooks only, since formgrader serves its files as the instructor
+        handed_in.keep_notebooks_only(course.format_path(course.autograded_directory, student, assignment))
         tests = {i: key for i, c in enumerate(nb.cells) if (key := _exercise_test(c))}
         self._run_isolated(nb, resources, tests)
         for i, key in tests.items():
