@@ -25,6 +25,7 @@ import re
 import numpy as np
 
 from ..sim.results.spend import spend
+from .pipeline import tiles_covered
 
 SCHEMA = "course_lib.verdict/1"
 _TRACE: contextvars.ContextVar = contextvars.ContextVar("course_lib_record_trace", default=None)
@@ -94,7 +95,8 @@ def ran(on, run, out, want, problem=None) -> None:
         return
     t.runs.append((on, run))
     t.shapes.append({"shape": _shape(on), "dtype": str(np.asarray(out).dtype), "elements": elements(out, want),
-                     "stopped": None, "accesses": accesses(run), "spend": _spend(run)})
+                     "tile_elements": _tile_elements(on), "stopped": None, "accesses": accesses(run),
+                     "spend": _spend(run)})
     if problem:
         t.problems.append(_problem("wrong result", "", problem, [on]))
 
@@ -185,6 +187,9 @@ def counts(shapes) -> dict:
         for k in ("sectors", "wavefronts", "instructions"):
             out[k] = sum(s[k] for s in spent)
         out["instructions per element"] = round(out["instructions"] / moved, 3) if moved else 0.0
+        covered = [s.get("tile_elements") for s in shapes]
+        if all(covered):                          # what within_budget divides by: the tiles the grid covers
+            out["tile elements"] = sum(covered)
     out["elements"] = sum(s["elements"]["total"] for s in shapes)
     out["elements wrong"] = sum(s["elements"]["wrong"] for s in shapes)
     out["elements unwritten"] = sum(s["elements"]["unwritten"] for s in shapes)
@@ -255,6 +260,12 @@ def _shape(on) -> list:
 
 def _label(on) -> str:
     return str(on)
+
+
+def _tile_elements(on) -> int | None:
+    """Elements of the whole tiles the exercise's grid covers on this shape (None: no tile, a custom grid)."""
+    tile = getattr(on, "tile", None)
+    return tiles_covered(on) * int(tile[0]) * int(tile[1]) if tile else None
 
 
 def _spend(run) -> dict | None:

@@ -10,6 +10,7 @@ import pytest
 from course_lib.notebook import magic
 from course_lib.sim.results.spend import spend
 from course_lib.teach import exercises as E, mutants, record, solutions
+from course_lib.teach.pipeline import tiles_covered
 from course_lib.teach.runs import run_shapes
 
 KEY = "beat_library"
@@ -41,6 +42,7 @@ def test_a_passing_kernel_records_every_property_held_and_what_its_runs_spent(ch
         sum(getattr(s, k) for s in spent) for k in ("sectors", "wavefronts", "instructions"))
     assert c["elements"] == sum(on.rows * on.cols * on.batch for on, _ in runs) and c["elements wrong"] == 0
     assert c["instructions per element"] == round(c["instructions"] / c["elements"], 3)
+    assert c["tile elements"] == sum(tiles_covered(on) * 32 * 32 for on, _ in runs)     # what the budget divides by
     loads = [r for _, run in runs for r in run.instructions if r["space"] == "global" and r["op"] == "ld"]
     assert c["sectors per request, global loads"] == round(sum(r["sectors"] for r in loads)
                                                            / sum(r["requests"] for r in loads), 3)

@@ -50,7 +50,7 @@ class Row:
     name: str
     student: str
     spend: Spend
-    elements: int                  # elements the counts were taken over (the exercise's shapes)
+    elements: int                  # elements of the tiles the counts were taken over (the exercise's shapes)
     submitted: str | None
     tied: bool = False             # equal counts to the row above: the timestamp decided
     gpu: str = ""                  # a GPU time that passed the sanity checks, or why it is not shown
@@ -134,7 +134,8 @@ def boards(book, names: str = "pseudonyms", gpu_times=None) -> list[Board]:
                 for i, (e, s) in enumerate(ranked):
                     tied = i > 0 and rank_key(s) == rank_key(ranked[i - 1][1])
                     time = (gpu_times or {}).get((assignment, e.student, key), "")
-                    board.rows.append(Row(i + 1, name(e.student), e.student, s, int(e.record["counts"].get("elements", 0)),
-                                          e.submitted, tied, time))
+                    counts = e.record["counts"]          # per 1024 elements of whole tiles, as the budget is
+                    elements = int(counts.get("tile elements") or counts.get("elements") or 0)
+                    board.rows.append(Row(i + 1, name(e.student), e.student, s, elements, e.submitted, tied, time))
                 out.append(board)
     return out

@@ -39,7 +39,7 @@ def _rows(summaries, boards) -> dict:
         for name, values in s.counts.items():     # sorted: no row order that follows a student
             co += [[s.assignment, s.exercise, name, v, ok] for v, ok in sorted(zip(values, s.counts_passed[name]))]
         va += [[s.assignment, s.exercise, v, n, ok] for v, n, ok in s.variants]
-    lb = [["assignment", "exercise", "variant", "rank", "name", "sectors", "wavefronts", "instructions", "elements",
+    lb = [["assignment", "exercise", "variant", "rank", "name", "sectors", "wavefronts", "instructions", "tile_elements",
            "sectors_per_1024", "wavefronts_per_1024", "instructions_per_1024", "submitted", "tied_on_counts",
            "gpu_time"]]
     for b in boards:

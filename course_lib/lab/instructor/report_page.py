@@ -89,8 +89,9 @@ def _board(b) -> str:
     if not b.rows:
         return "\n".join(head + [f"<p>No passing submission yet ({b.unranked} not passing).</p>"])
     timed = any(r.gpu for r in b.rows)
-    header = ["rank", "name", "sectors", "wavefronts", "instructions", "per 1024 elements (sectors, wavefronts, "
-              "instructions)", "submitted"] + (["GPU time (not ranked)"] if timed else [])
+    header = ["rank", "name", "sectors", "wavefronts", "instructions", "per 1024 elements of the tiles the grid "
+              "covers (sectors, wavefronts, instructions: as the budget)", "submitted"] + (
+                  ["GPU time (not ranked)"] if timed else [])
     rows = []
     for r in b.rows:
         per = r.per()
