@@ -204,3 +204,52 @@ def test_the_gpu_timing_script_refuses_without_a_gpu_and_asks_for_a_course(tmp_p
         r = subprocess.run([sys.executable, str(script), "--demo", "--out", str(tmp_path / "t.json")],
                            capture_output=True, text=True, timeout=120)
         assert r.returncode == 1 and "no GPU here" in r.stderr and not (tmp_path / "t.json").exists()
+
+
+# tests/teach/test_pipeline.py's 16-byte cp.async kernel for beat_library's launch (issue 35): 32 of its 64
+# wavefronts per 1024 elements are its copies' writes into shared memory, which counts that leave them out miss
+CP_ASYNC_16 = """#include <cuda_pipeline.h>
+__global__ void counted_transpose(float* out, const float* in, int rows, int cols)
+{
+    __shared__ alignas(16) float tile[32][32];
+    int t = threadIdx.y * 8 + threadIdx.x, r = t / 8, q = t % 8;
+    int gr = blockIdx.y * 32 + r, gc = blockIdx.x * 32 + q * 4;
+    if (gr < rows && gc < cols)
+        __pipeline_memcpy_async(&tile[r][(q ^ (r / 4 % 8)) * 4], in + (size_t)gr * cols + gc, 16);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+    int oc = blockIdx.y * 32 + threadIdx.x * 4, orow = blockIdx.x * 32 + threadIdx.y;
+    if (orow < cols && oc < rows) {
+        int k = threadIdx.x * 4, c = threadIdx.y, cq = c / 4, cw = c % 4;
+        float v[4];
+        for (int e = 0; e < 4; ++e)
+            v[e] = tile[k + e][(cq ^ ((k + e) / 4 % 8)) * 4 + cw];
+        *reinterpret_cast<float4*>(out + (size_t)orow * rows + oc) = make_float4(v[0], v[1], v[2], v[3]);
+    }
+}
+"""
+
+
+def test_the_leaderboard_counts_the_writes_of_async_copies_into_shared_memory(tmp_path):
+    """With beat_library's budget lifted (so that both pass), the cp.async kernel would lead on counts without
+    its copies' writes (fewer wavefronts than the solution's); with them it ties on wavefronts and its
+    instructions put it after the solution."""
+    import dataclasses
+
+    from course_lib.notebook import magic
+    from course_lib.teach import solutions
+    ex = E.get(KEY)
+    lifted = dataclasses.replace(ex, properties=tuple(p for p in ex.properties if "at most" not in p.name))
+    records = {}
+    for student, source in (("sol", solutions.body(KEY)), ("cpa", CP_ASYNC_16)):
+        rec = E.check(lifted, magic.compile_cell("", source)[1][ex.kernel], gpu=False).record
+        assert rec["ok"], rec["problems"]
+        records[student] = rec
+    copies = sum(a["wavefronts"] for s in records["cpa"]["shapes"] for a in s["accesses"] if a["op"] == "ldgsts")
+    shared = sum(a["wavefronts"] for s in records["cpa"]["shapes"] for a in s["accesses"] if a["space"] == "shared")
+    assert copies > 0 and records["cpa"]["counts"]["wavefronts"] == shared
+    assert shared - copies < records["sol"]["counts"]["wavefronts"] <= shared     # left out, it would lead
+    course = _course(tmp_path, {s: (rec, _t(i)) for i, (s, rec) in enumerate(records.items())})
+    board = leaderboard.boards(classbook.read(course), "ids")[0]
+    assert [r.name for r in board.rows] == ["sol", "cpa"] and board.rows[1].spend.wavefronts == shared
