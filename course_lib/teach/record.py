@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import re
 
 import numpy as np
@@ -38,15 +39,23 @@ class Trace:
 
     def __init__(self, ex):
         self.ex, self.fn = ex, None
-        self.shapes, self.problems, self.judged, self.runs = [], [], [], []
+        self.shapes, self.problems, self.judged, self.runs, self.errors = [], [], [], [], []
 
     def record(self, report) -> dict:
+        """The record (see the module's docstring); a note or this that failed is named under "errors" (the
+        student's check goes on: a record is never worth a crash of the check)."""
         ex = self.ex
-        ran = [s for s in self.shapes if s["stopped"] is None]
-        return {"schema": SCHEMA, "exercise": ex.key, "variant": ex.variant,
-                "params": {str(k): _plain(v) for k, v in ex.params}, "ok": bool(report.ok),
-                "properties": self._properties(), "problems": self._merged(), "shapes": self.shapes,
-                "counts": counts(ran)}
+        out = {"schema": SCHEMA, "exercise": ex.key, "variant": ex.variant,
+               "params": {str(k): _plain(v) for k, v in ex.params}, "ok": bool(report.ok)}
+        try:
+            ran = [s for s in self.shapes if s["stopped"] is None]
+            out.update(properties=self._properties(), problems=self._merged(), shapes=self.shapes, counts=counts(ran))
+        except Exception as exc:         # noqa: BLE001
+            self.errors.append(f"record: {type(exc).__name__}: {exc}")
+            out.update(properties=[], problems=[], shapes=[], counts={})
+        if self.errors:
+            out["errors"] = self.errors
+        return out
 
     def _properties(self) -> list:
         verdicts = {p.name: problem for p, problem in self.judged}
@@ -83,16 +92,30 @@ def tracing(ex):
         _TRACE.reset(token)
 
 
-def kernel(fn) -> None:
+def _note(f):
+    """A note: nothing outside a check; inside one, a failure is kept in the record, never raised."""
+    @functools.wraps(f)
+    def noted(*args, **kwargs):
+        t = _TRACE.get()
+        if t is None:
+            return None
+        try:
+            return f(t, *args, **kwargs)
+        except Exception as exc:         # noqa: BLE001
+            t.errors.append(f"{f.__name__}: {type(exc).__name__}: {exc}")
+            return None
+    return noted
+
+
+@_note
+def kernel(t, fn) -> None:
     """The Function being checked (its source gives the example lines), or None when none was found."""
-    if (t := _TRACE.get()) is not None:
-        t.fn = fn
+    t.fn = fn
 
 
-def ran(on, run, out, want, problem=None) -> None:
+@_note
+def ran(t, on, run, out, want, problem=None) -> None:
     """One shape that ran: its elements, accesses and spend; `problem` the (what, hint) of a wrong result."""
-    if (t := _TRACE.get()) is None:
-        return
     t.runs.append((on, run))
     t.shapes.append({"shape": _shape(on), "dtype": str(np.asarray(out).dtype), "elements": elements(out, want),
                      "tile_elements": _tile_elements(on), "stopped": None, "accesses": accesses(run),
@@ -101,20 +124,18 @@ def ran(on, run, out, want, problem=None) -> None:
         t.problems.append(_problem("wrong result", "", problem, [on]))
 
 
-def stopped(on, exc, problem) -> None:
+@_note
+def stopped(t, on, exc, problem) -> None:
     """A shape the simulator stopped (`exc`, a KernelError or another exception), with the report's problem."""
-    if (t := _TRACE.get()) is None:
-        return
     line = getattr(exc, "line", None)
     t.shapes.append({"shape": _shape(on), "dtype": on.ctype, "elements": None, "accesses": [], "spend": None,
                      "stopped": {"error": type(exc).__name__, "line": line if isinstance(line, int) else None}})
     t.problems.append(_problem("stopped", type(exc).__name__, problem, [on], line, _code_line(t, None, line)))
 
 
-def judged(p, problem) -> None:
+@_note
+def judged(t, p, problem) -> None:
     """Property `p`'s verdict over every shape: None where it held, else the report's (what, hint)."""
-    if (t := _TRACE.get()) is None:
-        return
     t.judged.append((p, problem))
     if problem:
         failing = [(on, run) for on, run in t.runs if p.test(run, on)]     # pure: judges the runs again
@@ -124,10 +145,9 @@ def judged(p, problem) -> None:
                                    _code_line(t, run, line)))
 
 
-def found(kind: str, problems) -> None:
+@_note
+def found(t, kind: str, problems) -> None:
     """Problems found apart from the runs and properties: "kernel" (none to check), "footprint", "gpu"."""
-    if (t := _TRACE.get()) is None:
-        return
     t.problems += [_problem(kind, "", p, []) for p in problems]
 
 

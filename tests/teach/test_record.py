@@ -99,3 +99,10 @@ def test_an_example_line_names_no_one():
     assert record.anonymised(line) == 'out[i] = tile[k][j];'
     assert record.anonymised('printf("alice %d", x); /* bob */ y = 1;') == 'printf("…", x); y = 1;'
     assert record.anonymised("   // only a comment") is None and len(record.anonymised("x" * 500)) == 160
+
+
+def test_a_record_that_fails_is_said_in_it_and_never_stops_the_students_check(monkeypatch, checked):
+    fn = checked["solution"][1]
+    monkeypatch.setattr(record, "accesses", lambda run: 1 / 0)
+    report = E.check(KEY, fn, gpu=False)
+    assert report.ok and report.record["ok"] and report.record["errors"][0].startswith("ran: ZeroDivisionError")
