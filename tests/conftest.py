@@ -11,7 +11,8 @@ os.environ.setdefault("COURSE_LIB_BACKEND", "sim")
 
 # The student repository (`python -m course_lib instructor publish`) has no exercises/*/solution.cu: a test that
 # needs a solution file skips there, saying so, instead of failing (course_lib.lab.instructor.publish).
-NO_SOLUTIONS = "the student repository has no solutions; run this in the instructor repository"
+NO_SOLUTIONS = ("needs the exercises' solutions, which only the course's instructor repository has (nothing is wrong "
+                "with your install)")
 # modules that test the exercises against their solutions (the checkers, the instructor tools, nbgrader's
 # export): there every test skips; elsewhere a test is marked needs_solutions, or skips when it asks
 # solutions.path() for a file that is not there (or, at import, the module does). Publish leaves most of
