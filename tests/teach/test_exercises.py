@@ -133,7 +133,7 @@ WRONG = [
      ["lost their fraction"]),
     # 04: the shared tile
     ("shared_tile", "tile read back untransposed", ("= tile[threadIdx.x][threadIdx.y]", "= tile[threadIdx.y][threadIdx.x]"),
-     ["elements are wrong", "out[c * rows + r]"]),
+     ["elements are wrong", "only the elements on the tile's own diagonal are right", "tile[threadIdx.x][threadIdx.y]"]),
     ("shared_tile", "bounds test compares y with cols", ("if (x < cols && y < rows)", "if (x < cols && y < cols)"),
      ["1000x1030", "Out of bounds", "line"]),
     ("shared_tile", "the barrier inside the bounds if (CUDA_Freshman's tile)", (TILE_IN, BARRIER_IN_IF), BARRIER_WORDS),
