@@ -255,7 +255,8 @@ def test_nbgrader_round_trip_grades_the_kernel_only_and_every_attack_gets_nothin
         hidden = H.hidden_shapes(E.get(SOURCES[a][1]), seed, student, a)
         leaked = ([f"solution line {s!r}" for s in secret if s in feedback and student in ATTACKS] + [s for s in (OTHER, SECRET_ENV, seed,
                   str(course), "(33, 70)") if s in feedback and not (s == OTHER and student == "correct")]
-                  + [f"hidden shape {s}" for s in hidden if f"{s[0]}x{s[1]} matrix" in feedback or str(s) in feedback])
+                  + [f"hidden shape {s}" for s in hidden              # whole numbers: (4, 64) is not in 64x64
+                     if re.search(rf"(?<![\d.]){s[0]}x{s[1]} matrix", feedback) or str(s) in feedback])
         failures += [f"{student}'s feedback shows {x}" for x in leaked]
     planted = [p for p in (*course.rglob("planted.py"), *home.rglob("00-planted.py"))]
     failures += [f"planted: {p}" for p in planted]

@@ -12,14 +12,19 @@ of notebooks/) and leaves every other cell to nbgrader. :class:`SandboxedExecute
 nbgrader's Execute for ``autograde``, never runs a student's code as the instructor: the notebook runs
 in course_lib.lab.grader.sandbox (its test cells emptied, in a throw-away copy of its folder), and each test
 cell of a course exercise shows the verdict of course_lib.lab.grader.trusted on the exercise cell's text, with
-hidden shapes from the course's seed (hidden.hidden_shapes). Without a working bubblewrap it refuses.
+hidden shapes from the course's seed (hidden.hidden_shapes), and beside it the checker's record, signed for
+that cell (verdicts) and kept per submission (verdict_store) for the class report; what a failed hidden
+check tells the student is ``SandboxedExecute.hidden_feedback`` (per assignment:
+``hidden_feedback_by_assignment``). Without a working bubblewrap it refuses.
 Files a student handed in beside the notebooks are removed from autograded/ first (handed_in:
 formgrader serves that folder's files as the instructor). Last, course_lib.lab.grader.inert makes the autograded notebook inert (formgrader, the feedback and the
-notebook itself show nothing a student made that runs or loads), and the feedback's input too.
+notebook itself show nothing a student made that runs or loads), and the feedback's input too, whose
+records :class:`WithheldVerdicts` removes (they name hidden shapes).
 Importing this module needs nbgrader (the ``[instructor]`` extra).
 """
 from __future__ import annotations
 
+import datetime
 import json
 import shutil
 import subprocess
@@ -29,12 +34,14 @@ from pathlib import Path
 import nbformat
 from jupyter_client.manager import AsyncKernelManager
 from nbgrader.coursedir import CourseDirectory
+from nbconvert.preprocessors import Preprocessor
 from nbgrader.preprocessors import ClearSolutions, Execute
+from traitlets import Dict, Enum, default
 
 from ...teach.exercises import EXERCISES
 from ...teach import variants
 from ...teach.solutions import has_solution, strip_solutions
-from . import handed_in, hidden, sandbox, trusted
+from . import handed_in, hidden, sandbox, trusted, verdict_store, verdicts
 from .inert import InertNotebook
 
 CELL_TIMEOUT_S = 300        # a notebook cell on the simulator takes seconds; a checker at most ~10
@@ -53,7 +60,19 @@ class CourseStubs(ClearSolutions):
 class SandboxedExecute(Execute):
     """nbgrader's Execute for autograde: the student's notebook runs in the sandbox (a throw-away copy of its
     folder, no network, no solutions, no course folder), its test cells not at all; each test cell of a
-    course exercise gets the trusted grader's verdict as its output (an error output when it fails)."""
+    course exercise gets the trusted grader's verdict as its output (an error output when it fails) and its
+    record, signed with the course's key (``verdicts``) and kept for the class report (``verdict_store``).
+    What a failed check on the hidden shapes tells the student is the instructor's choice (``feedback``)."""
+
+    hidden_feedback = Enum(list(trusted.FEEDBACK), default_value=trusted.FEEDBACK_DEFAULT, help=(
+        "What a failed check on the hidden shapes tells the student: 'count' (how many problems), 'hint' (and "
+        "their hints: the default; no shape, so they stay hidden across resubmissions) or 'shape' (each problem "
+        "with the hidden shape it was found on: for practice rounds)")).tag(config=True)
+    hidden_feedback_by_assignment = Dict(value_trait=Enum(list(trusted.FEEDBACK)), default_value={}, help=(
+        "hidden_feedback for some assignments: {assignment: 'count' | 'hint' | 'shape'}")).tag(config=True)
+
+    def feedback_for(self, assignment: str) -> str:
+        return self.hidden_feedback_by_assignment.get(assignment, self.hidden_feedback)
 
     def preprocess(self, nb, resources, *args, **kwargs):
         sandbox.require()                               # no sandbox: refuse, never grade unsandboxed
@@ -68,8 +87,9 @@ class SandboxedExecute(Execute):
         for i, key in tests.items():
             who = variants.graded_student(student)          # None: the class has no variants (no seed)
             shapes = hidden.hidden_shapes(variants.exercise(key, who), term, student, assignment)
-            ok, text = trusted.grade(nb, key, shapes, student=who)
-            nb.cells[i].outputs, nb.cells[i].execution_count = verdict(key, ok, text), None
+            ok, text = graded = trusted.grade(nb, key, shapes, student=who, feedback=self.feedback_for(assignment))
+            nb.cells[i].outputs, nb.cells[i].execution_count = verdict(key, ok, text, graded.record), None
+        _seal(nb, course, term, student, assignment, str(info.get("notebook", "")))
         return nb, resources
 
     def _run_isolated(self, nb, resources, tests) -> None:
@@ -117,13 +137,40 @@ def _exercise_test(cell) -> str | None:
     return key if cell.cell_type == "code" and meta.get("grade") and key in EXERCISES else None
 
 
-def verdict(key: str, ok: bool, text: str) -> list:
-    """The test cell's outputs: the verdict, and an error when it failed (nbgrader then gives no points)."""
+def verdict(key: str, ok: bool, text: str, record: dict | None = None) -> list:
+    """The test cell's outputs: the verdict, its record (unsigned: _seal signs it), and an error when it
+    failed (nbgrader then gives no points)."""
     out = [nbformat.v4.new_output("stream", name="stdout", text=text + "\n")]
+    if record:
+        out.append(verdicts.output(record))
     if not ok:
         out.append(nbformat.v4.new_output("error", ename="AssertionError", evalue=f"{key}: not passed",
                                           traceback=[f"AssertionError: {key}: not passed (the report is above)"]))
     return out
+
+
+def _seal(nb, course, secret, student, assignment, notebook) -> None:
+    """Sign the records of `nb`'s course test cells for this submission (any other of their type goes) and keep
+    them with the submission's time (nbgrader's timestamp.txt) for first try against final."""
+    stamp = Path(course.format_path(course.submitted_directory, student, assignment)) / "timestamp.txt"
+    try:
+        submitted = stamp.read_text().strip() or None
+    except OSError:
+        submitted = None
+    graded = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    sealed = verdicts.seal(nb, secret, student, assignment, notebook, EXERCISES, submitted, graded)
+    verdict_store.keep(course.root, assignment, student, notebook, submitted, sealed)
+
+
+class WithheldVerdicts(Preprocessor):
+    """generate_feedback's: the records leave the student's feedback (they name the hidden shapes)."""
+
+    @default("enabled")
+    def _enabled_default(self):
+        return True
+
+    def preprocess(self, nb, resources):
+        return verdicts.withheld(nb), resources
 
 
 def _swap(app, trait, old, new) -> list:
@@ -142,5 +189,6 @@ def configure(c) -> None:
     c.Autograde.autograde_preprocessors = [*_swap(Autograde, "autograde_preprocessors", Execute, SandboxedExecute),
                                            InertNotebook]
     # and first for the feedback, so that a notebook autograded before this step existed gets no script into it
-    c.GenerateFeedback.preprocessors = [InertNotebook, *GenerateFeedback.class_traits()["preprocessors"].default()]
+    c.GenerateFeedback.preprocessors = [InertNotebook, WithheldVerdicts,
+                                        *GenerateFeedback.class_traits()["preprocessors"].default()]
     c.Execute.timeout = CELL_TIMEOUT_S
