@@ -6,7 +6,9 @@
 - ``instructor/``: the instructor's tools, ``cli`` (``python -m course_lib instructor``, argument parsing
   only) over one module per command: ``check``, ``refresh``, ``release`` (build), ``publish``,
   ``assignments`` (the nbgrader export), ``authoring`` (new-exercise and the exercise checks), ``colab``;
-- ``grader/``: grading a class: ``sandbox`` (bubblewrap), ``trusted`` (the checker on a submission's CUDA
+- ``grader/``: grading a class: ``sandbox`` (bubblewrap), ``box`` (bounds on a whole submission: time, memory
+  with files, files, processes, output) over ``cgroups`` (v2, v1, systemd-run), ``kernel`` (the Jupyter kernel
+  in the sandbox and its capped client), ``trusted`` (the checker on a submission's CUDA
   text, run sandboxed), ``hidden`` (hidden shapes and the course's seed), ``nbgrader_hooks`` (nbgrader's
   preprocessors swapped for the course's; imports nbgrader, the ``[instructor]`` extra);
 - shared by the three: ``course`` (where the course lives, its Colab cell, its nbgrader id), ``folders``
