@@ -9,8 +9,9 @@
 - ``grader/``: grading a class: ``sandbox`` (bubblewrap), ``box`` (bounds on a whole submission: time, memory
   with files, files, processes, output) over ``cgroups`` (v2, v1, systemd-run), ``kernel`` (the Jupyter kernel
   in the sandbox and its capped client), ``trusted`` (the checker on a submission's CUDA
-  text, run sandboxed), ``hidden`` (hidden shapes and the course's seed), ``nbgrader_hooks`` (nbgrader's
-  preprocessors swapped for the course's; imports nbgrader, the ``[instructor]`` extra);
+  text, run sandboxed), ``hidden`` (hidden shapes and the course's seed), ``inert`` and ``inert_markup`` (a
+  graded notebook with nothing of the student's that runs where the instructor looks), ``nbgrader_hooks``
+  (nbgrader's preprocessors swapped for the course's; imports nbgrader, the ``[instructor]`` extra);
 - shared by the three: ``course`` (where the course lives, its Colab cell, its nbgrader id), ``folders``
   (writable folders, keeping an edited file), ``stored`` (byte-stable notebooks and the server's save hook).
 

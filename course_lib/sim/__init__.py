@@ -5,7 +5,8 @@ The core, from the launch down: ``executor`` (one launch: batches of blocks, lim
 thread-steps), ``scheduler`` (the SIMT loop of one batch: divergence, barriers), ``state`` (a
 batch's registers and the workspace its batches share), ``registers`` (which registers may share
 storage), ``fusion`` (which PTX accesses ptxas fused, from the SASS), ``heap`` (a steady C heap),
-``progress``. The rest are subpackages, each saying what it models and what it leaves to the others:
+``progress``, ``kept`` (what a notebook's kernel keeps of a stopped run, given back). The rest
+are subpackages, each saying what it models and what it leaves to the others:
 
 - ``results``: ``result`` (SimRun), ``metrics`` (Nsight Compute's counting rules), ``code_view``
   (its listings), ``async_result`` (what SimRun reports of the asynchronous copies);
@@ -24,7 +25,7 @@ storage), ``fusion`` (which PTX accesses ptxas fused, from the SASS), ``heap`` (
   ``layout`` (where variables live).
 
 Each layer imports only those below it (pyproject.toml's contract, docs/ARCHITECTURE.md):
-executor; scheduler, plan, heap, progress; cost, results; isa; state, registers, checks; movement,
+executor; scheduler, plan, heap, progress, kept; cost, results; isa; state, registers, checks; movement,
 spaces, arith, fusion. Modules of the flat sim/ (until 2026-11) keep their old path for one release
 (``MOVED``): ``course_lib.sim.tma`` is ``course_lib.sim.movement.tma``, with a DeprecationWarning.
 """
@@ -37,7 +38,7 @@ import numpy as np
 
 from ..compile import nvrtc
 from ..errors import ArgumentError, Unavailable
-from . import fusion, plan  # noqa: F401  (sim.plan: the launch's limits, for callers)
+from . import fusion, kept, plan  # noqa: F401  (sim.plan: the launch's limits, for callers)
 from .executor import Program
 from .isa import param_ops
 from .results.result import SimRun
@@ -45,11 +46,14 @@ from .spaces.memory import GlobalMemory
 
 __all__ = ["simulate", "SimRun"]
 
+kept.watch()     # imported in a notebook's kernel: from now on, a run stopped before its first launch too
+
 
 def simulate(fn, launch, **options) -> SimRun:
     """Simulate ``fn`` (a course_lib Function) for ``launch``, which passed ``Function.check_launch``
     (grid, block, args converted to the kernel's types, shared_mem)."""
     kernel, grid, block = fn.kernel, launch.grid, launch.block
+    kept.watch()                # in a notebook: a stopped run's kept traceback holds none of its matrices
     memory = GlobalMemory()
     try:
         params, offsets, write_back = param_ops.place_arguments(fn, launch.args, memory)

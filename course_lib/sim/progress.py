@@ -8,7 +8,8 @@ for the first ``delay`` seconds (two by default), so a short run — every one a
 with nbval — prints nothing; after that it shows blocks done, elapsed time and the time left:
 an ipywidgets bar in a Jupyter kernel (a text line if ipywidgets is missing), a line on stderr
 rewritten in place in a terminal, and nothing when stderr is a file or a pipe. ``close()``
-removes it when the run ends, however it ends. ``COURSE_LIB_PROGRESS=0`` turns it off: notebooks
+removes it when the run ends, however it ends (the widget with all it holds: ipywidgets keeps every
+widget left open for the kernel's life). ``COURSE_LIB_PROGRESS=0`` turns it off: notebooks
 executed for their stored outputs (``instructor refresh``, nbval) must print the same whatever the
 machine's load. It knows nothing about the simulator.
 """
@@ -64,12 +65,13 @@ class Progress:
             from IPython.display import display
             try:
                 import ipywidgets as W
-                self._widget = W.HBox([W.IntProgress(min=0, max=total), W.Label()])
-                display(self._widget)
-                self.shown = "widget"
             except ImportError:
                 self._handle = display({"text/plain": ""}, raw=True, display_id=True)
                 self.shown = "text"
+                return
+            # shown before it is displayed: a run stopped inside display() still has close() remove it
+            self._widget, self.shown = W.HBox([W.IntProgress(min=0, max=total), W.Label()]), "widget"
+            display(self._widget)
         elif getattr(self.stream, "isatty", lambda: False)():
             self.shown = "terminal"
         else:
@@ -78,10 +80,22 @@ class Progress:
     def close(self):
         """Remove the display (the run ended, finished or stopped by an error)."""
         if self.shown == "widget":
-            self._widget.close()
+            _close_all(self._widget)
         elif self.shown == "text":
             self._handle.update({"text/plain": ""}, raw=True)
         elif self.shown == "terminal":
             self.stream.write("\r" + " " * self._width + "\r")
             self.stream.flush()
         self.shown = "closed" if self.shown else None
+
+
+def _close_all(widget):
+    """Close `widget` and every widget it holds (children, layouts, styles): ipywidgets' close() closes one
+    widget, and each left open stays in its registry for the kernel's life (seven per display)."""
+    from ipywidgets import Widget
+    for name in widget.keys:
+        value = getattr(widget, name, None)
+        for part in value if isinstance(value, (tuple, list)) else (value,):
+            if isinstance(part, Widget) and part is not widget:
+                _close_all(part)
+    widget.close()

@@ -588,6 +588,36 @@ def test_progress_in_a_notebook_is_a_widget_closed_at_the_end(monkeypatch, progr
     bar, label = widget.children
     assert bar.max == 256 and bar.value == 192 and "192 of 256 blocks" in label.value
     assert p.shown == "closed"
+    assert _open_parts(widget) == []          # before: HBox.close() left its bar, label, layouts and styles open
+
+
+def _open_parts(widget) -> list:
+    """The widgets of a progress display still in ipywidgets' registry (what a kernel keeps for its life)."""
+    from ipywidgets import Widget
+    from ipywidgets.widgets.widget import _instances
+    parts = [widget, widget.layout] + [w for c in widget.children for w in (c, c.layout, c.style)]
+    assert all(isinstance(w, Widget) for w in parts) and len(parts) == 8
+    return [type(w).__name__ for w in parts if any(w is open_ for open_ in _instances.values())]
+
+
+def test_progress_stopped_as_it_opens_is_removed(monkeypatch, progress_on):
+    """Ctrl-C (the stop button) inside display(): the bar is closed all the same, not left frozen in the output."""
+    pytest.importorskip("ipywidgets")
+    from course_lib.sim import progress
+    shown = []
+
+    def display_then_stop(widget, **kw):
+        shown.append(widget)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(progress, "_in_notebook", lambda: True)
+    monkeypatch.setattr("IPython.display.display", display_then_stop)
+    p = progress.Progress(delay=0)
+    with pytest.raises(KeyboardInterrupt):
+        module(BARRIER_OUTSIDE).get_function("tile_t").simulate(
+            (16, 16), (32, 32), (poisoned((512, 512), np.float32), random_matrix(512, 512, np.float32),
+                                 np.int32(512), np.int32(512)), progress=p)
+    (widget,) = shown
+    assert p.shown == "closed" and _open_parts(widget) == []     # before: shown stayed None and nothing closed
 
 
 # ----------------------------------------------------------------------------- silent misreads

@@ -15,7 +15,11 @@ in course_lib.lab.grader.sandbox (its test cells emptied, in a throw-away copy o
 traits below set them), and each test cell of a course exercise shows the verdict of course_lib.lab.grader.trusted
 on the exercise cell's text, with hidden shapes from the course's seed (hidden.hidden_shapes). A notebook that
 passes a bound is stopped and each of its test cells says which bound, with no points. Without a working
-bubblewrap it refuses. Importing this module needs nbgrader (the ``[instructor]`` extra).
+bubblewrap it refuses. Files a student handed in beside the notebooks are removed from autograded/ first
+(handed_in: formgrader serves that folder's files as the instructor). Last, course_lib.lab.grader.inert makes
+the autograded notebook inert (formgrader, the feedback and the notebook itself show nothing a student made
+that runs or loads), and the feedback's input too.
+Importing this module needs nbgrader (the ``[instructor]`` extra).
 """
 from __future__ import annotations
 
@@ -33,7 +37,8 @@ from traitlets import Enum, Float, Integer, Unicode
 from ...teach.exercises import EXERCISES
 from ...teach import variants
 from ...teach.solutions import has_solution, strip_solutions
-from . import box, hidden, kernel, sandbox, trusted
+from . import box, handed_in, hidden, kernel, sandbox, trusted
+from .inert import InertNotebook
 
 CELL_TIMEOUT_S = 300        # a notebook cell on the simulator takes seconds; a checker at most ~10
 
@@ -70,7 +75,10 @@ class SandboxedExecute(Execute):
         sandbox.require()                               # no sandbox: refuse, never grade unsandboxed
         info = resources.get("nbgrader", {})
         student, assignment = str(info.get("student", "")), str(info.get("assignment", ""))
-        term = hidden.seed(CourseDirectory(config=self.config).root)
+        course = CourseDirectory(config=self.config)
+        term = hidden.seed(course.root)
+        # before anything runs: autograded/ keeps the notebooks only, since formgrader serves its files as the instructor
+        handed_in.keep_notebooks_only(course.format_path(course.autograded_directory, student, assignment))
         tests = {i: key for i, c in enumerate(nb.cells) if (key := _exercise_test(c))}
         stopped = self._run_isolated(nb, resources, tests)
         for i, key in tests.items():
@@ -172,7 +180,11 @@ def _swap(app, trait, old, new) -> list:
 
 def configure(c) -> None:
     """Set nbgrader's configuration `c` for the course (its preprocessor lists are read from nbgrader)."""
-    from nbgrader.converters import Autograde, GenerateAssignment
+    from nbgrader.converters import Autograde, GenerateAssignment, GenerateFeedback
     c.GenerateAssignment.preprocessors = _swap(GenerateAssignment, "preprocessors", ClearSolutions, CourseStubs)
-    c.Autograde.autograde_preprocessors = _swap(Autograde, "autograde_preprocessors", Execute, SandboxedExecute)
+    # inert last, once the grades are saved: autograded/ is what formgrader, the feedback and an instructor open
+    c.Autograde.autograde_preprocessors = [*_swap(Autograde, "autograde_preprocessors", Execute, SandboxedExecute),
+                                           InertNotebook]
+    # and first for the feedback, so that a notebook autograded before this step existed gets no script into it
+    c.GenerateFeedback.preprocessors = [InertNotebook, *GenerateFeedback.class_traits()["preprocessors"].default()]
     c.Execute.timeout = CELL_TIMEOUT_S
