@@ -301,6 +301,8 @@ def test_nbgrader_round_trip_grades_the_kernel_only_and_every_attack_gets_nothin
     peaks, started = {}, time.monotonic()
     logs = {a: _nbgrader(course, env, "autograde", a, peaks=peaks).stderr for a in (TILE, COL)}
     print(f"autograde: {time.monotonic() - started:.0f} s")
+    print(*(line.split("course_lib: ")[-1].split(str(course))[-1] for log in logs.values()
+            for line in log.splitlines() if " used " in line), sep="\n")        # what each notebook used
     for a in (TILE, COL):
         _nbgrader(course, env, "generate_feedback", a, peaks=peaks)
     _nbgrader(course, env, "export")

@@ -88,7 +88,9 @@ class Box:
 
     def preexec(self, cpu_s: int, address_space: int):
         """The preexec_fn of bwrap's process: per-process limits, then the cgroup (before anything is forked)."""
-        nproc = None if self.group or os.geteuid() == 0 else _tasks_of(os.getuid()) + self.bounds.processes
+        # RLIMIT_NPROC counts every task of this user: what it runs now, the bound, and a few more, so that the
+        # watchdog sees the bound passed (a fork refused right at it would go unseen)
+        nproc = None if self.group or os.geteuid() == 0 else _tasks_of(os.getuid()) + self.bounds.processes + 8
 
         def apply():
             for limit, value in ((resource.RLIMIT_CPU, cpu_s), (resource.RLIMIT_AS, address_space),
