@@ -1,6 +1,6 @@
 """The box around one submission: bounds on the whole of its sandbox, kept with what the machine gives.
 
-    b = box.Box(box.Bounds(time_s=600, memory=2 * GiB, ...), mode="auto")   # b.mode: how it holds them here
+    b = box.Box(box.Bounds(time_s=300, memory=2 * GiB, ...), mode="auto")   # b.mode: how it holds them here
     popen(b.wrap(sandbox.command(argv, bounds=b.bounds)), preexec_fn=b.preexec())
     b.started(popen.pid)          # the clock runs, the watchdog samples every 0.2 s
     b.output(nbytes)              # bytes that came back from the sandbox (the kernel client counts them); False: over
@@ -46,7 +46,7 @@ _names = itertools.count(1)
 @dataclasses.dataclass(frozen=True)
 class Bounds:
     """What one submission's notebook may use, all of it together."""
-    time_s: float = 600
+    time_s: float = 300
     memory: int = 2048 * MiB
     space: int = 256 * MiB
     shm: int = 64 * MiB

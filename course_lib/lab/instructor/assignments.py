@@ -50,7 +50,7 @@ configure(c)
 
 # Each submission runs in a box; past a bound its notebook is stopped and gets 0, the bound named in its feedback.
 # The defaults (docs/INSTRUCTORS.md section 6; autograde logs what each submission used):
-# c.SandboxedExecute.time_limit = 600               # seconds, the whole notebook
+# c.SandboxedExecute.time_limit = 300               # seconds, the whole notebook
 # c.SandboxedExecute.memory_limit = 2048 * 2**20    # bytes, processes and files together
 # c.SandboxedExecute.space_limit = 256 * 2**20      # bytes of files: its folder, /tmp and HOME
 # c.SandboxedExecute.shm_limit = 64 * 2**20         # bytes of files in /dev/shm
