@@ -1,7 +1,7 @@
 """The box around one submission: bounds on the whole of its sandbox, kept with what the machine gives.
 
     b = box.Box(box.Bounds(time_s=300, memory=2 * GiB, ...), mode="auto")   # b.mode: how it holds them here
-    popen(b.wrap(sandbox.command(argv, bounds=b.bounds)), preexec_fn=b.preexec())
+    popen(b.wrap(sandbox.command(argv, bounds=b.bounds)), preexec_fn=b.preexec(cpu_s, address_space))
     b.started(popen.pid)          # the clock runs, the watchdog samples every 0.2 s
     b.output(nbytes)              # bytes that came back from the sandbox (the kernel client counts them); False: over
     b.stopped, b.says             # None, or the bound passed ("memory") and what the feedback says of it
