@@ -352,7 +352,7 @@ def test_nbgrader_round_trip_grades_the_kernel_only_and_every_attack_gets_nothin
         print(f"{student}: {scores[(student, TILE)]} points, notebook {sent >> 10} KiB, said {said}")
         if sent > 2 * BOUNDS["output_limit"]:
             failures.append(f"{student}: its autograded notebook holds {sent >> 20} MiB")
-    failures += [f"nbgrader {k} held {v >> 20} MiB" for k, v in peaks.items() if v > 512 * MIB]   # ~300 MiB (NVRTC)
+    failures += [f"nbgrader {k} held {v >> 20} MiB" for k, v in peaks.items() if v > 512 * MIB]   # about 300 MiB
     failures += [f"on the grader's disk: {p} ({p.stat().st_size >> 20} MiB)"
                  for p in grader_tmp.rglob("*") if p.is_file() and p.stat().st_size > MIB]
     planted = [p for p in (*course.rglob("planted.py"), *home.rglob("00-planted.py"))]
