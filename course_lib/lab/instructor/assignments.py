@@ -29,7 +29,7 @@ import re
 from pathlib import Path
 
 from ...teach.exercises import EXERCISES
-from .. import folders
+from .. import folders, stored
 from ..course import COURSE_ID
 from ..grader.hidden import SEED_FILE, seed
 from .release import exercise_cells, instructor_notebook
@@ -128,7 +128,7 @@ def export(paths, out, points: int = POINTS, log=print) -> dict[str, Path]:
     nbgrader_config.py; {assignment: source notebook path}. An existing nbgrader_config.py is kept."""
     nbf, out, done = _nbformat(), Path(out), {}
     for p in map(Path, paths):
-        nb = nbf.read(p, as_version=4)
+        nb = stored.read_notebook(p)
         if not exercise_cells(nb, p.name):
             continue
         source = source_notebook(copy.deepcopy(nb), p.name, points)

@@ -5,7 +5,7 @@
     python -m course_lib instructor check [NOTEBOOK...] [--sync-stubs] [--fix-urls] [--fix-metadata] [--fix-colab]
     python -m course_lib instructor nbgrader --out COURSE [--points N] [NOTEBOOK...]
     python -m course_lib instructor new-exercise KEY --lesson NN [--kernel NAME]
-    python -m course_lib instructor publish --out DIR      # the student repository
+    python -m course_lib instructor publish --out DIR [--dry-run]      # the student repository
 
 ``build`` (release.py) writes DIR/instructor, every exercise cell with its solution, executed, and DIR/student;
 ``refresh`` (refresh.py) re-executes notebooks in place on the simulator; ``check`` (check.py) says whether
@@ -31,6 +31,12 @@ def _without(cmd: str, module: str) -> int:
     print(f"instructor {cmd}: this Python ({sys.executable}) has no {module}, which the instructor tools need."
           f"\nhint: activate the course's environment, or: pip install \"course-lib[instructor]\"", file=sys.stderr)
     return 1
+
+
+def _publish_parser(sub) -> None:
+    pub = sub.add_parser("publish", help="write the student repository: this one without its instructor-only files")
+    pub.add_argument("--out", required=True, help="an empty folder, or a previous publish (a clone of the student repository)")
+    pub.add_argument("--dry-run", action="store_true", help="list what it would add, change and remove; write nothing")
 
 
 def main(argv=None) -> int:
@@ -59,13 +65,12 @@ def main(argv=None) -> int:
     n.add_argument("key", help="the exercise's key, lower_case_with_underscores")
     n.add_argument("--lesson", required=True, help="the notebook's number, NN")
     n.add_argument("--kernel", help="the __global__ function the student writes (default: KEY)")
-    sub.add_parser("publish", help="write the student repository: this one without its instructor-only files"
-                   ).add_argument("--out", required=True, help="an empty folder or a clone of the student repository")
+    _publish_parser(sub)
     args = ap.parse_args(argv)
     try:
         if args.cmd == "publish":
             from .publish import publish
-            publish(args.out)
+            publish(args.out, dry_run=args.dry_run)
             return 0
         if args.cmd == "new-exercise":
             print("\n".join(authoring.scaffold(args.key, args.lesson, args.kernel)))
@@ -87,8 +92,8 @@ def main(argv=None) -> int:
             return 0 if refresh(paths, args.jobs, args.timeout) else 1
         return 0 if check(paths, args.fix_urls, args.sync_stubs, fix_metadata=args.fix_metadata,
                           fix_colab=args.fix_colab) else 1
-    except (FileNotFoundError, ValueError) as exc:      # BuildError is a ValueError
-        print(f"instructor {args.cmd}: {exc}", file=sys.stderr)
+    except (OSError, ValueError) as exc:      # BuildError is a ValueError; an OSError with a file: what is wrong there
+        print(f"instructor {args.cmd}: {folders.os_problem(exc) if getattr(exc, 'filename', None) else exc}", file=sys.stderr)
         return 1
     except ModuleNotFoundError as exc:                  # a Python without the course's lab extras
         return _without(args.cmd, exc.name)
