@@ -15,8 +15,8 @@ attack must score 0 and leave nothing behind (a stopped notebook: the bound name
 most its output bound kept; nbgrader itself stays under 512 MiB; nothing lands in the grader's TMPDIR);
 the feedback must hold no solution line, no other student's work, no hidden shape and nothing of the
 grader's environment; honest work, graded under the same bounds, gets its points and shows no checksum
-warning, a tampered test cell must; without bubblewrap autograde refuses. 5:38 on 2 cores at load 5-6
-(2026-12-05; 30 submissions, 279 s of autograde: an honest notebook runs 4-7 s, a stopped one 5-7 s, the
+warning, a tampered test cell must; without bubblewrap autograde refuses. 4:03 on 2 cores at load 4-5
+(2026-12-05; 30 submissions, 196 s of autograde: an honest notebook runs 4-7 s, a stopped one 5-7 s, the
 two sleeps the 30 s bound); slow."""
 import csv
 import html
