@@ -41,6 +41,17 @@ class Case:
     out: np.ndarray | None = None
     params: tuple = ()
 
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        """(what the kernel wrote, what it had to): out and its expectation, or every written buffer's, flattened
+        one after another (``record``)."""
+        if self.problem is None:
+            return self.out, self.expected["out"]
+        got = [self.written[k].reshape(-1) for k in self.expected]
+        want = [w.reshape(-1) for w in self.expected.values()]
+        if len({g.dtype for g in got}) > 1:
+            return got[0], want[0]
+        return np.concatenate(got), np.concatenate(want)
+
     def again(self) -> tuple[tuple, list]:
         """(arguments with fresh buffers, [(array the kernel will write, what it must hold)]) for a second run."""
         if self.problem is None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import difflib
+import numbers
 import sys
 import warnings
 
@@ -50,7 +51,7 @@ from .properties import (  # noqa: F401
     uses_shared,
     vector_width,
 )
-from . import evidence, footprint, reveal_diff, signature, solutions, variants
+from . import evidence, footprint, record, reveal_diff, signature, solutions, variants
 from .given import find_kernel
 from .runs import run_on_gpu, run_shapes
 from .solutions import Revealed, body, has_solution, solved, strip_solutions  # noqa: F401
@@ -103,6 +104,7 @@ def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shap
         exercises.check("padded_tile", transpose_padded)
         exercises.check("padded_tile", transpose_padded, shapes=[(33, 70), (200, 31)])
     """
+    seed = _seed(seed)
     if not isinstance(exercise, (str, Exercise)) and isinstance(kernel, str) and kernel in EXERCISES:
         raise NotFound(f"check's first argument is the exercise and its second the kernel; this call gave "
                        f"{type(exercise).__name__} first and the exercise {kernel!r} second",
@@ -110,9 +112,18 @@ def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shap
     ex = exercise if isinstance(exercise, Exercise) else get(exercise, student)     # get(None): NotFound, with the keys
     if shapes is not None:
         ex = dataclasses.replace(ex, shapes=_shapes(ex, shapes))
+    with record.tracing(ex) as trace:          # the verdict as data too (record: for the class report)
+        report = _check(ex, kernel, gpu, seed)
+    report.record = trace.record(report)
+    return report
+
+
+def _check(ex, kernel, gpu, seed) -> Report:
     report = Report(ex.key)
     fn = find_kernel(ex, kernel, report)
+    record.kernel(fn)
     if fn is None:
+        record.found("kernel", report.problems)
         return report
     dtype = _dtype(ex, fn)
     runs, wrong, crashes = run_shapes(ex, fn, dtype, seed)
@@ -130,16 +141,29 @@ def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shap
             found.append(evidence.judged(p, problem, fn))
         elif did_work:
             report.passed.append(p.name)
+        record.judged(p, found[-1] if problem else None)
     report.problems += evidence.ordered(found)       # the best-supported cause first (evidence)
+    judged = len(report.problems)
     if correct and ex.own_tiles:
         report.problems += _honest(ex, fn, dtype, runs, seed)
     elif correct and ex.once:               # any launch (a grid-stride loop): each element moved once
         report.problems += footprint.traffic(ex, runs)
+    record.found("footprint", report.problems[judged:])
     if correct and ((gpu is None and gpu_module.available()) or gpu):
+        judged = len(report.problems)
         run_on_gpu(ex, fn, dtype, report, seed)
+        record.found("gpu", report.problems[judged:])
     if report.ok and not solutions.graded():
         PASSED.add(ex.key)
     return report
+
+
+def _seed(seed) -> int:
+    """check's `seed` (which random matrices it runs on) as an int, or ArgumentError: a whole number, 0 or more."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ArgumentError(f"seed={seed!r}: the seed of the checker's random matrices is a whole number, 0 or more",
+                            hint="leave it out (seed=0, the notebook's), or give another, e.g. seed=7")
+    return int(seed)
 
 
 def _shapes(ex, shapes) -> tuple:

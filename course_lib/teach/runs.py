@@ -20,7 +20,7 @@ import re
 import numpy as np
 
 from ..errors import KernelError, SimulationLimit
-from . import cases, evidence, outputs, simulated
+from . import cases, evidence, outputs, record, simulated
 from .simulated import LIMITS, SLOW_HINT
 from .evidence import Problem
 from .wrong import diagnose
@@ -48,20 +48,24 @@ def run_shapes(ex, fn, dtype, seed):
             run = simulated.launch(fn, grid, block, c.args, owners="owners" in wanted)
         except SimulationLimit as exc:                 # every other shape would hit the limit too: stop
             crashes.append((on, Problem(*stopped(ex, fn, dtype, exc, on), evidence.STOPPED)))
+            record.stopped(on, exc, crashes[-1][1])
             break
         except KernelError as exc:
             where = f" (line {exc.line})" if exc.line and f"line {exc.line}" not in exc.message else ""
             hint = (evidence.stopped_hint(ex, exc, on.batch) if not ex.custom else None) or exc.hint or BOUNDS
             crashes.append((on, Problem(exc.message + where, hint, evidence.STOPPED)))
+            record.stopped(on, exc, crashes[-1][1])
             continue
         except Exception as exc:                       # the simulator's own limits must not reach the student raw
             crashes.append((on, Problem(f"{type(exc).__name__}: {exc}",
                                         "the simulator could not run this kernel; if it compiles and you think it is "
                                         "right, try it on a GPU and tell the course's maintainers", evidence.STOPPED)))
+            record.stopped(on, exc, crashes[-1][1])
             break
         runs.append((on, run))
         run.out_written = cases.written_share(c)        # for evidence.did_work: what 'already right' may say
         problem = diagnose(ex, c.out, c.a, run, loops) if c.problem is None else outputs.diagnose(ex, c.problem, run)
+        record.ran(on, run, *c.result(), problem)
         if problem:
             wrong.append((on, problem))
         elif "flow" in wanted:

@@ -42,6 +42,7 @@ TOP = {
     "dtypes": ("types", "[T] or [\"float32\"]", "element types a kernel may move (numpy or C names)"),
     "copy": ("bool", "false", "out has in's shape (a copy, not a transpose)"),
     "once": ("bool", "false", "each element loaded and stored once, whatever the launch"),
+    "leaderboard": ("bool", "false", "graded submissions ranked by exact counts in the class report (§6)"),
     "reveal": ("reveal", '""', "after a pass: a course kernel \"padded\", {kernel = \"tile\", params = "
                "{TILE = \"TILE\"}}, or \"solution\" (this exercise's, where solutions are kept)"),
     "properties": ("properties", "[]", "by name, with parameters: \"no_races\", {coalesced = {op = \"ld\"}}"),

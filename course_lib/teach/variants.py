@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 
+from ..errors import ArgumentError
 from . import solutions, spec
 from .exercise_list import EXERCISES, folder
 
@@ -54,6 +55,19 @@ def graded_student(student: str | None) -> str | None:
     return str(student).strip() or None
 
 
+def class_seed() -> str:
+    """$COURSE_LIB_SEED (else the course's default), or ArgumentError naming it when it is not UTF-8 text (the
+    students' servers and the grader must draw the same variants from it, as text)."""
+    seed = os.environ.get(ENV_SEED, DEFAULT_SEED)
+    try:
+        seed.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ArgumentError(f"${ENV_SEED} holds bytes that are not UTF-8 text ({seed.encode('utf-8', 'surrogateescape')!r})",
+                            hint=f"set it to plain text on the students' servers and the grader alike, e.g. "
+                                 f"export {ENV_SEED}=$(python3 -c 'import secrets; print(secrets.token_hex(16))')") from None
+    return seed
+
+
 def declared(key: str) -> list[dict]:
     """The [[variants]] of exercise `key` ([] for an exercise without a folder or without variants)."""
     f = folder(key)
@@ -65,8 +79,7 @@ def params(key: str, student: str | None) -> dict | None:
     choices = declared(key)
     if student is None or not choices:
         return None
-    seed = os.environ.get(ENV_SEED, DEFAULT_SEED)
-    digest = hashlib.sha256(f"{seed}\0{student}\0{key}".encode()).digest()
+    digest = hashlib.sha256(f"{class_seed()}\0{student}\0{key}".encode()).digest()
     base = spec.defaults(spec.read(folder(key)))
     return {**base, **choices[int.from_bytes(digest[:8], "big") % len(choices)]}
 

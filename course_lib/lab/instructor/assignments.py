@@ -29,7 +29,7 @@ import re
 from pathlib import Path
 
 from ...teach.exercises import EXERCISES
-from .. import folders
+from .. import folders, stored
 from ..course import COURSE_ID
 from ..grader.hidden import SEED_FILE, seed
 from .release import exercise_cells, instructor_notebook
@@ -47,6 +47,16 @@ c.CourseDirectory.course_id = "{course_id}"
 
 from course_lib.lab.grader.nbgrader_hooks import configure  # noqa: E402
 configure(c)
+
+# Each submission runs in a box; past a bound its notebook is stopped and gets 0, the bound named in its feedback.
+# The defaults (docs/INSTRUCTORS.md section 6; autograde logs what each submission used):
+# c.SandboxedExecute.time_limit = 300               # seconds, the whole notebook
+# c.SandboxedExecute.memory_limit = 2048 * 2**20    # bytes, processes and files together
+# c.SandboxedExecute.space_limit = 256 * 2**20      # bytes of files: its folder, /tmp and HOME
+# c.SandboxedExecute.shm_limit = 64 * 2**20         # bytes of files in /dev/shm
+# c.SandboxedExecute.process_limit = 256            # processes and threads at once
+# c.SandboxedExecute.output_limit = 16 * 2**20      # bytes of output, every cell together
+# c.SandboxedExecute.box_mode = "auto"              # or cgroup2 (with c.SandboxedExecute.cgroup), cgroup1, systemd, watchdog
 '''
 
 
@@ -118,7 +128,7 @@ def export(paths, out, points: int = POINTS, log=print) -> dict[str, Path]:
     nbgrader_config.py; {assignment: source notebook path}. An existing nbgrader_config.py is kept."""
     nbf, out, done = _nbformat(), Path(out), {}
     for p in map(Path, paths):
-        nb = nbf.read(p, as_version=4)
+        nb = stored.read_notebook(p)
         if not exercise_cells(nb, p.name):
             continue
         source = source_notebook(copy.deepcopy(nb), p.name, points)

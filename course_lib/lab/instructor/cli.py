@@ -6,13 +6,16 @@
     python -m course_lib instructor nbgrader --out COURSE [--points N] [NOTEBOOK...]
     python -m course_lib instructor new-exercise KEY --lesson NN [--kernel NAME]
     python -m course_lib instructor rename-exercise OLD NEW [--kernel NAME]
-    python -m course_lib instructor publish --out DIR      # the student repository
+    python -m course_lib instructor publish --out DIR [--dry-run]      # the student repository
+    python -m course_lib instructor report --course COURSE [ASSIGNMENT...] [--out DIR] [--names pseudonyms]
 
 ``build`` (release.py) writes DIR/instructor, every exercise cell with its solution, executed, and DIR/student;
 ``refresh`` (refresh.py) re-executes notebooks in place on the simulator; ``check`` (check.py) says whether
 each notebook is ready to hand out; ``nbgrader`` (assignments.py) writes an nbgrader course, one assignment
 per notebook with exercises (docs/INSTRUCTORS.md, section 6); ``new-exercise`` and ``rename-exercise``
-(exercise_folder.py) scaffold an exercise folder, or rename one and the cells that name it; ``publish`` (publish.py) writes the student repository. This module only parses arguments,
+(exercise_folder.py) scaffold an exercise folder, or rename one and the cells that name it; ``publish``
+(publish.py) writes the student repository; ``report`` (report.py) writes the
+class report and leaderboards of a graded nbgrader course. This module only parses arguments,
 calls those modules and turns their errors into one line each.
 """
 from __future__ import annotations
@@ -32,6 +35,23 @@ def _without(cmd: str, module: str) -> int:
     print(f"instructor {cmd}: this Python ({sys.executable}) has no {module}, which the instructor tools need."
           f"\nhint: activate the course's environment, or: pip install \"course-lib[instructor]\"", file=sys.stderr)
     return 1
+
+
+def _report_parser(sub) -> None:
+    p = sub.add_parser("report", help="the class report and leaderboards of a graded nbgrader course (HTML, CSV)")
+    p.add_argument("--course", required=True, help="the nbgrader course folder (autograded/, .course_lib_seed)")
+    p.add_argument("--out", help="where to write index.html and the CSV files (default: COURSE/reports/class_report)")
+    p.add_argument("--names", default="pseudonyms", choices=("pseudonyms", "ids", "names"),
+                   help="how leaderboards name students: stable pseudonyms, nbgrader ids, or the gradebook's names")
+    p.add_argument("--gpu-times", help="a timing file (benchmarks/leaderboard_gpu_times.py) shown beside the "
+                   "leaderboards where its times pass the sanity checks")
+    p.add_argument("assignments", nargs="*", help="assignments (default: every graded one)")
+
+
+def _publish_parser(sub) -> None:
+    pub = sub.add_parser("publish", help="write the student repository: this one without its instructor-only files")
+    pub.add_argument("--out", required=True, help="an empty folder, or a previous publish (a clone of the student repository)")
+    pub.add_argument("--dry-run", action="store_true", help="list what it would add, change and remove; write nothing")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -64,17 +84,21 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("old", help="the exercise's key now")
     m.add_argument("new", help="its new key, lower_case_with_underscores")
     m.add_argument("--kernel", help="the kernel's new name too (exercise.toml, solution.cu, the check cell)")
-    sub.add_parser("publish", help="write the student repository: this one without its instructor-only files"
-                   ).add_argument("--out", required=True, help="an empty folder or a clone of the student repository")
+    _publish_parser(sub)
+    _report_parser(sub)
     return ap
 
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.cmd == "report":
+            from .report import write
+            write(args.course, args.assignments, args.out, args.names, args.gpu_times)
+            return 0
         if args.cmd == "publish":
             from .publish import publish
-            publish(args.out)
+            publish(args.out, dry_run=args.dry_run)
             return 0
         if args.cmd in ("new-exercise", "rename-exercise"):
             print("\n".join(exercise_folder.scaffold(args.key, args.lesson, args.kernel) if args.cmd == "new-exercise"
@@ -97,8 +121,8 @@ def main(argv=None) -> int:
             return 0 if refresh(paths, args.jobs, args.timeout) else 1
         return 0 if check(paths, args.fix_urls, args.sync_stubs, fix_metadata=args.fix_metadata,
                           fix_colab=args.fix_colab) else 1
-    except (FileNotFoundError, ValueError) as exc:      # BuildError, SpecError are ValueErrors
-        print(f"instructor {args.cmd}: {exc}", file=sys.stderr)
+    except (OSError, ValueError) as exc:      # BuildError is a ValueError; an OSError with a file: what is wrong there
+        print(f"instructor {args.cmd}: {folders.os_problem(exc) if getattr(exc, 'filename', None) else exc}", file=sys.stderr)
         return 1
     except ModuleNotFoundError as exc:                  # a Python without the course's lab extras
         return _without(args.cmd, exc.name)
