@@ -14,7 +14,7 @@ gets every mutation that fits it.
 The exercise's own wrong kernels, the slips a lesson knows that no mutation makes, are written in its
 folder, ``exercises/<key>/wrong.toml`` (instructor-only, never published): :func:`written` reads them,
 each a list of replacements in solution.cu (parameters as their names, so any variant can be mutated)
-or a whole cell body, with the words the report must hold. The same file names the derived mutations
+or a whole cell body, with the words the report must hold (``{TILE}``, ``{BY - 1}``: the variant's values). The same file names the derived mutations
 that must still apply (``mutations``). Either kind that no longer changes the solution — an edit took the
 text a replacement looks for, or the construct a mutation breaks — is a :class:`~course_lib.teach.spec.SpecError`
 naming the file, the entry and the fix, never a test that silently stops testing.
@@ -224,8 +224,9 @@ def written(folder: Path, ex, raw: str) -> list[Mutant]:
             if src == raw:
                 raise spec.SpecError(f"{where} ({w['what']}): the replacements leave the solution as it is",
                                      hint="a wrong kernel must differ from the solution")
-        out.append(Mutant(f"wrong[{i}]", w["what"], spec.render(src, params), *(tuple(w.get(k, ())) for k in
-                                                                             ("words", "first", "hint", "never"))))
+        words = (tuple(spec.render_text(x, params, f"{where}: {k}") for x in w.get(k, ()))     # {TILE}, {BY - 1}
+                 for k in ("words", "first", "hint", "never"))
+        out.append(Mutant(f"wrong[{i}]", w["what"], spec.render(src, params), *words))
     return out
 
 
