@@ -17,8 +17,10 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -35,6 +37,11 @@ TILE_EDITS = [   # task 1, as §7 words it: TILE = 64, the text parameters, thei
     ('BY = 16\nEACH = "two"\nROWS = "y and y + 16"', 'BY = 16\nEACH = "four"\nROWS = "y, y + 16, y + 32, y + 48"'),
     ('BY = 4\nEACH = "eight"\nROWS = "y, y + 4, y + 8, ..., y + 28"\nT = "double"', 'T = "double"'),
 ]
+
+
+def _build() -> Path:
+    (REPO / "build").mkdir(exist_ok=True)
+    return REPO / "build"
 
 
 def _section(n: int) -> str:
@@ -113,7 +120,7 @@ def _sync_refresh_test(clone, section, key, notebook, task):
 
 
 @pytest.mark.slow
-def test_the_trials_four_tasks_as_section_7_says_in_a_fresh_clone(tmp_path):
+def test_the_trials_four_tasks_as_section_7_says_in_a_fresh_clone(tmp_path, request):
     if not (REPO / ".git").exists():
         pytest.skip("not a git checkout: nothing to clone")
     pytest.importorskip("nbgrader", reason="task 4 grades with nbgrader (the [instructor] extra)")
@@ -123,7 +130,10 @@ def test_the_trials_four_tasks_as_section_7_says_in_a_fresh_clone(tmp_path):
     except sandbox.SandboxUnavailable as exc:
         pytest.skip(str(exc))
     section = _section(7)
-    clone = Clone(tmp_path / "course")
+    # the clone beside this checkout (build/ is ignored), not under /tmp: the grading sandbox of task 4 binds the
+    # clone's course_lib, and its kernel did not start from a checkout under /tmp (the sandbox's /tmp is its own)
+    clone = Clone(Path(tempfile.mkdtemp(prefix="walk-", dir=_build())))
+    request.addfinalizer(lambda: shutil.rmtree(clone.root, ignore_errors=True))
     subprocess.run(["git", "clone", "-q", str(REPO), str(clone.root)], check=True)
     kept = _remove_added(clone)
 
@@ -173,7 +183,6 @@ def test_the_trials_four_tasks_as_section_7_says_in_a_fresh_clone(tmp_path):
 
 
 def _graded_round(clone: Clone, tmp_path: Path):
-    sys.path.insert(0, str(clone.root))
     task, seed = "4. graded round", "walk-class-of-2026"
     nbgrader = _lines(_section(6), "nbgrader ")
     export = next(c for c in _lines(_section(6), "python -m course_lib instructor nbgrader"))
