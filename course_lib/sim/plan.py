@@ -14,7 +14,9 @@
   prices some instructions far below what they cost (an exact fma ~100 times its one step, a TMA
   copy), and a loop of them ran for minutes. A launch is thus stopped once its pace is known, at the
   latest when its CPU time reaches the limit, plus the batch then running (``timeout``, 8 s);
-- ``out_of_memory``: the SimulationLimit for a MemoryError that still happens.
+- ``room_for`` refuses, before anything is allocated, a simulation whose arrays would take more than
+  ``MAX_BYTES`` (its callers count them: ``transposes`` for its matrices, the checker for its shapes);
+  ``out_of_memory``: the SimulationLimit for a MemoryError that still happens.
 
 ``MAX_WORK`` is about 45 seconds of simulation on one core of the CI machine (``cost`` says what
 a thread-step is); the measured pace is held to the same 45 s, or to ``max_work``'s time when that
@@ -29,8 +31,13 @@ from ..errors import SimulationLimit
 from . import cost
 from .checks.races import RaceDetector
 from .spaces.block_memory import row_bytes
+from .spaces.host import size_text
 
 BATCH_BYTES = 256 << 20        # memory one batch may hold
+# host memory a simulation's matrices and working memory may take: a class hub gives a student 1 GiB, and
+# Python, numpy, the course and a compiled kernel take about 200 MiB of it
+MAX_BYTES = 768 << 20
+SHRINK = "a kernel's metrics per request are the same on 1024 x 1024 as on 16384 x 16384"
 MAX_SECONDS = 45
 MAX_WORK = MAX_SECONDS * cost.STEPS_PER_SECOND     # thread-steps
 PER_SLOT_BYTES = 96            # a batch's own arrays (block, thread, alive, exit ...) and temporaries
@@ -143,6 +150,23 @@ def check_pace(program, done, total, spent, batches_run):
                               f"cost more than the simulator's estimate from the code ({_duration(estimated)}, "
                               f"loops once) says: a loop, or instructions simulated exactly at a high price "
                               f"(floating-point fma, tensor copies).", total, pace_limit(program))
+
+
+def room_for(need: int, what: str, *, limit: int = MAX_BYTES, elsewhere: str = "",
+             option: str | None = "max_bytes=") -> None:
+    """Refuse, before anything is allocated, a simulation whose arrays (`what`, in words: 'a 100000 x 100000
+    float32 matrix') would take `need` bytes, over `limit`. `elsewhere`: where else it can run ('t.run(a)'),
+    for the hint; `option`: how to allow more (None: no way)."""
+    if need <= limit:
+        return
+    gpu = f"; on a GPU, {elsewhere} runs it there" if elsewhere else ""
+    more = f"; or pass {option} to allow more" if option else ""
+    err = SimulationLimit(f"Not started: {what} needs about {size_text(need)} of memory here, over the "
+                          f"simulator's limit of {size_text(limit)}",
+                          hint=f"simulate a smaller shape: {SHRINK}{gpu}{more} (a class hub gives a student about "
+                               "1 GiB in all)")
+    err.timed_out, err.reason = False, "memory"
+    raise err
 
 
 def out_of_memory(program, per_batch) -> SimulationLimit:

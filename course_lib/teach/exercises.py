@@ -34,6 +34,7 @@ import numpy as np
 from .. import gpu as gpu_module
 from .. import transposes
 from ..errors import ArgumentError, KernelError, NotFound, SimulationLimit  # noqa: F401  (this module's API)
+from ..sim import plan
 from .exercise import Exercise, Report, expected, input_for, output_for  # noqa: F401
 from .exercise_list import EXERCISES, define  # noqa: F401
 from .properties import (  # noqa: F401
@@ -49,7 +50,7 @@ from .properties import (  # noqa: F401
     vector_width,
 )
 from . import footprint, reveal_diff, solutions, variants
-from .runs import find_kernel, run_on_gpu, run_shapes
+from .runs import find_kernel, needs, run_on_gpu, run_shapes
 from .solutions import Revealed, body, has_solution, solved, strip_solutions  # noqa: F401
 
 PASSED: set[str] = set()       # exercises whose check passed in this Python session
@@ -146,6 +147,12 @@ def _shapes(ex, shapes) -> tuple:
         each = "(batch, rows, cols)" if dims == 3 else "(rows, cols)"
         raise ArgumentError(f"shapes={shapes!r}: the shapes to check on, each {each} of positive sizes",
                             hint=f"like the exercise's own, e.g. shapes=[{example}]")
+    itemsize = max(np.dtype(d).itemsize for d in ex.dtypes)
+    owners = 48 if "owners" in needs(ex) else 0            # sim.checks.owners: 6 int32 per element of in and out
+    for s in out:       # input, output, expected, the second run's output, the comparison; working memory
+        plan.room_for(int(np.prod(s, dtype=object)) * (4 * itemsize + 1 + owners) + plan.BATCH_BYTES,
+                      f"the check on shapes={shapes!r}: its {' x '.join(map(str, s))} {np.dtype(ex.dtypes[0])} "
+                      f"matrix", option=None)
     return out
 
 
