@@ -145,7 +145,7 @@ def test_device_arrays_too_big_for_this_machine_are_not_copied_to_simulate():
 
 
 def test_the_course_s_verify_check_refuses_a_huge_shape():
-    _refused(lambda: verify.check(cl.transposes.kernel("padded_32x8"), shapes=[(N, N)]))
+    _refused(lambda: verify.check(cl.transposes.kernel("padded_32x8"), shapes=[(N, N)]), "768 MiB")
 
 
 def test_the_checker_refuses_a_huge_shape_naming_the_argument():
