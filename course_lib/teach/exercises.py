@@ -106,6 +106,7 @@ def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shap
     ex = exercise if isinstance(exercise, Exercise) else get(exercise, student)     # get(None): NotFound, with the keys
     if shapes is not None:
         ex = dataclasses.replace(ex, shapes=_shapes(ex, shapes))
+    _room(ex, shapes)
     report = Report(ex.key)
     fn = find_kernel(ex, kernel, report)
     if fn is None:
@@ -147,13 +148,18 @@ def _shapes(ex, shapes) -> tuple:
         each = "(batch, rows, cols)" if dims == 3 else "(rows, cols)"
         raise ArgumentError(f"shapes={shapes!r}: the shapes to check on, each {each} of positive sizes",
                             hint=f"like the exercise's own, e.g. shapes=[{example}]")
+    return out
+
+
+def _room(ex, given) -> None:
+    """Each shape's matrices must fit the simulator's memory limit, before any is made."""
     itemsize = max(np.dtype(d).itemsize for d in ex.dtypes)
     owners = 48 if "owners" in needs(ex) else 0            # sim.checks.owners: 6 int32 per element of in and out
-    for s in out:       # input, output, expected, the second run's output, the comparison; working memory
+    where = f"shapes={given!r}" if given is not None else f"exercise '{ex.key}'"
+    for s in ex.shapes:  # input, output, expected, the second run's output, the comparison; working memory
         plan.room_for(int(np.prod(s, dtype=object)) * (4 * itemsize + 1 + owners) + plan.BATCH_BYTES,
-                      f"the check on shapes={shapes!r}: its {' x '.join(map(str, s))} {np.dtype(ex.dtypes[0])} "
-                      f"matrix", option=None)
-    return out
+                      f"the check on {where}: its {' x '.join(map(str, s))} {np.dtype(ex.dtypes[0])} matrix",
+                      option=None)
 
 
 def _add(report, found, text, also_words):

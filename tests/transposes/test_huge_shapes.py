@@ -153,6 +153,8 @@ def test_the_checker_refuses_a_huge_shape_naming_the_argument():
     fn = cl.RawModule(code=FIRST).get_function("first_transpose")
     err = _refused(lambda: cl.exercises.check("column_read", fn, shapes=[(64, 64), (N, N)]), "shapes=", "768 MiB")
     assert "its 100000 x 100000 float32 matrix" in err.message
+    _refused(lambda: shapes.check_batched(fn, batches=[(2, 64, 64), (3, N, N)]), "exercise 'batched'",
+             "3 x 100000 x 100000")
 
 
 @pytest.mark.parametrize("argv", [["run", "padded_32x8", "--shape", "1000000x1000000"],
