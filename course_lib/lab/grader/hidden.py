@@ -14,7 +14,7 @@ import random
 import secrets
 from pathlib import Path
 
-SEED_FILE = ".course_lib_seed"        # in the course folder, beside nbgrader_config.py
+from ...teach.variants import SECRET_FILE as SEED_FILE     # the class's one secret: hidden shapes and variants
 
 def _walk(values, tile, rng) -> list | None:
     """Sizes of one dimension whose residues modulo `tile` are every residue the exercise allows (sizes
@@ -63,7 +63,8 @@ def hidden_shapes(ex, seed: str, student: str, assignment: str = "") -> list[tup
 
 
 def seed(course, create: bool = False) -> str:
-    """The course's secret seed (course/.course_lib_seed): written once by export, read by the grader."""
+    """The course's secret seed (course/.course_lib_seed): written once by export, read by the grader; it draws
+    the hidden shapes and, through each student's variant key (teach.variants.student_key), the variants."""
     path = Path(course) / SEED_FILE
     if not path.exists() and create:
         path.parent.mkdir(parents=True, exist_ok=True)

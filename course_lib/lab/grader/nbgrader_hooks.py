@@ -21,6 +21,7 @@ import json
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
@@ -28,10 +29,9 @@ from jupyter_client.manager import AsyncKernelManager
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import ClearSolutions, Execute
 
-from ...teach.exercises import EXERCISES
 from ...teach import variants
 from ...teach.solutions import has_solution, strip_solutions
-from . import hidden, sandbox, trusted
+from . import results, sandbox, submission, trusted
 
 CELL_TIMEOUT_S = 300        # a notebook cell on the simulator takes seconds; a checker at most ~10
 
@@ -49,25 +49,60 @@ class CourseStubs(ClearSolutions):
 class SandboxedExecute(Execute):
     """nbgrader's Execute for autograde: the student's notebook runs in the sandbox (a throw-away copy of its
     folder, no network, no solutions, no course folder), its test cells not at all; each test cell of a
-    course exercise gets the trusted grader's verdict as its output (an error output when it fails)."""
+    course exercise gets the trusted grader's verdict as its output (an error output when it fails). A
+    Result a parallel run stored for this very submission (results.Store, by the Job's key) is applied
+    instead of grading again; anything else is graded here, by the same `grade`."""
 
     def preprocess(self, nb, resources, *args, **kwargs):
         sandbox.require()                               # no sandbox: refuse, never grade unsandboxed
-        info = resources.get("nbgrader", {})
-        student, assignment = str(info.get("student", "")), str(info.get("assignment", ""))
-        term = hidden.seed(CourseDirectory(config=self.config).root)
-        tests = {i: key for i, c in enumerate(nb.cells) if (key := _exercise_test(c))}
-        self._run_isolated(nb, resources, tests)
-        for i, key in tests.items():
-            who = variants.graded_student(student)          # None: the class has no variants (no seed)
-            shapes = hidden.hidden_shapes(variants.exercise(key, who), term, student, assignment)
-            ok, text = trusted.grade(nb, key, shapes, student=who)
-            nb.cells[i].outputs, nb.cells[i].execution_count = verdict(key, ok, text), None
+        root = CourseDirectory(config=self.config).root
+        job = self.job(nb, resources, root)
+        result = results.Store(root).get(job)
+        if result is None:
+            result = self.grade(job)
+        else:
+            self.log.info("course_lib: %s of %s: applied the result its parallel run stored", job.notebook, job.student)
+        result.apply(nb)
         return nb, resources
 
-    def _run_isolated(self, nb, resources, tests) -> None:
+    def settings(self) -> dict:
+        """This preprocessor's configured values that a worker needs to grade as it would (JSON's kinds)."""
+        out = {}
+        for name in sorted(self.traits(config=True)):
+            value = getattr(self, name)
+            if isinstance(value, (str, int, float, bool, type(None), list, dict)):
+                try:
+                    out[name] = json.loads(json.dumps(value))
+                except (TypeError, ValueError):
+                    continue
+        return out
+
+    def job(self, nb, resources, course) -> submission.Job:
+        """The Job of the notebook nbgrader hands over (its folder: resources' path) in the `course` folder."""
+        info = resources.get("nbgrader", {})
+        folder = resources.get("metadata", {}).get("path") or "."
+        return submission.job(nb, submission.files(folder), str(info.get("student", "")),
+                              str(info.get("assignment", "")), str(info.get("notebook", "")), course, self.settings())
+
+    def grade(self, job: submission.Job) -> submission.Result:
+        """The per-submission grading path, here or on any worker (grade_job): the Job's notebook run in the
+        sandbox with that student's variant key, then the checker's verdict in each course test cell."""
+        start = time.perf_counter()
+        nb = job.notebook_to_run()
+        tests = {i for i, *_ in job.tests}
+        with tempfile.TemporaryDirectory(prefix="course_lib_submission_") as folder:
+            job.write_files(folder)
+            env = {variants.ENV_STUDENT: job.student, **({variants.ENV_KEY: job.variant_key} if job.variant_key else {})}
+            self._run_isolated(nb, {"metadata": {"path": folder}}, tests, env)
+        for i, key, shapes, refused in job.tests:
+            ok, text = trusted.grade(nb, key, [tuple(s) for s in shapes], variant_key=job.variant_key, refused=refused)
+            nb.cells[i].outputs, nb.cells[i].execution_count = verdict(key, ok, text), None
+        return submission.Result.of(nb, time.perf_counter() - start)
+
+    def _run_isolated(self, nb, resources, tests, env=None) -> None:
         """Execute a copy of `nb` (test cells emptied) with its kernel in the sandbox, in a copy of its folder;
-        nbgrader's Execute does the rest (timeouts, errors kept). Its outputs go to `nb`'s other cells."""
+        nbgrader's Execute does the rest (timeouts, errors kept). Its outputs go to `nb`'s other cells. `env`:
+        what the student's own kernel may know (their id and variant key: the feedback shows their variant)."""
         with tempfile.TemporaryDirectory(prefix="course_lib_autograde_") as tmp:
             work, sockets = Path(tmp) / "work", Path(tmp) / "sockets"
             # symlinks stay links: followed here they would copy what the instructor can read into the sandbox
@@ -77,7 +112,7 @@ class SandboxedExecute(Execute):
             for i in tests:
                 copy.cells[i].source = ""
             self.kernel_manager_class = type("SandboxedKernel", (SandboxedKernelManager,),
-                                             {"work": str(work), "sockets": str(sockets)})
+                                             {"work": str(work), "sockets": str(sockets), "env": dict(env or {})})
             ran, _ = super().preprocess(copy, {**resources, "metadata": {**resources.get("metadata", {}),
                                                                           "path": str(work)}})
         for i, (cell, done) in enumerate(zip(nb.cells, ran.cells)):
@@ -85,10 +120,17 @@ class SandboxedExecute(Execute):
                 cell.outputs, cell.execution_count = done.get("outputs", []), done.get("execution_count")
 
 
+def grade_job(job: submission.Job) -> submission.Result:
+    """What a worker runs (batch): one submission graded as nbgrader's autograde would, by its settings."""
+    sandbox.require()
+    return SandboxedExecute(**job.settings).grade(job)
+
+
 class SandboxedKernelManager(AsyncKernelManager):
     """A kernel started inside the sandbox: ipc sockets in `sockets` (bound into it; the sandbox has no
-    network), `work` as its cwd, an empty environment for bwrap, the sandbox's limits."""
-    work, sockets = "", ""
+    network), `work` as its cwd, an empty environment for bwrap, the sandbox's limits; `env` added to the
+    sandbox's own environment (the student's id and variant key)."""
+    work, sockets, env = "", "", {}
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -100,14 +142,8 @@ class SandboxedKernelManager(AsyncKernelManager):
         # not the grader's log
         kw.update(env={}, cwd=self.work, preexec_fn=sandbox.limits(), stdout=subprocess.DEVNULL,
                   stderr=subprocess.DEVNULL)
-        return await super()._async_launch_kernel(sandbox.command(kernel_cmd, self.work, [self.sockets]), **kw)
-
-
-def _exercise_test(cell) -> str | None:
-    """The exercise key of a course test cell (grade_id '<key>_check', a grade cell), else None."""
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    key = str(meta.get("grade_id", "")).removesuffix("_check")
-    return key if cell.cell_type == "code" and meta.get("grade") and key in EXERCISES else None
+        return await super()._async_launch_kernel(sandbox.command(kernel_cmd, self.work, [self.sockets], self.env),
+                                                  **kw)
 
 
 def verdict(key: str, ok: bool, text: str) -> list:

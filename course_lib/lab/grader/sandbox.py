@@ -134,13 +134,14 @@ def environment() -> dict[str, str]:
             "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
 
 
-def command(argv, work=None, binds=()) -> list[str]:
+def command(argv, work=None, binds=(), env=None) -> list[str]:
     """The bwrap command line that runs `argv` sandboxed (cwd: `work` bound at /submission, else HOME);
-    each folder of `binds` is bound read-write at its own path (a Jupyter kernel's sockets)."""
+    each folder of `binds` is bound read-write at its own path (a Jupyter kernel's sockets); `env` adds
+    to environment() (one student's id and variant key, never the class's secret)."""
     cmd = [require(), *_isolation(), *_system(), *_course(), "--clearenv"]
     for b in binds:
         cmd += ["--bind", str(Path(b).resolve()), str(Path(b).resolve())]
-    for k, v in environment().items():
+    for k, v in {**environment(), **(env or {})}.items():
         cmd += ["--setenv", k, v]
     if work is not None:
         cmd += ["--bind", str(Path(work).resolve()), WORK, "--chdir", WORK]

@@ -91,19 +91,34 @@ def copied(body: str, key: str) -> str | None:
     return None
 
 
-def grade(nb, key: str, hidden=(), student: str | None = None) -> tuple[bool, str]:
-    """(passed, the verdict's text) for exercise `key` of the submitted notebook `nb`, as `student`'s
-    variant (course_lib.teach.variants; None: the default)."""
+def refusal(nb, key: str) -> str | None:
+    """The verdict of exercise `key`'s cell when it cannot be graded as it is (not a %%cuda cell, a forbidden
+    option, a course solution's text: compared here, where the solutions are kept), else None."""
     try:
-        line, body = split(kernel_cell(nb, key), key)
+        _, body = split(kernel_cell(nb, key), key)
     except Refused as exc:
-        return False, f"✗ {key}: {exc}"
+        return f"✗ {key}: {exc}"
     found = copied(body, key)
     if found:
-        return False, (f"✗ {key}: 1 problem(s)\n  • {found}\n    hint: write the kernel yourself: a course solution "
-                       "or its text is not your work")
+        return (f"✗ {key}: 1 problem(s)\n  • {found}\n    hint: write the kernel yourself: a course solution "
+                "or its text is not your work")
+    return None
+
+
+_ASK = object()      # grade(refused=...): not given, so refusal() is asked here
+
+
+def grade(nb, key: str, hidden=(), variant_key: str | None = None, refused=_ASK) -> tuple[bool, str]:
+    """(passed, the verdict's text) for exercise `key` of the submitted notebook `nb`, as the variant of the
+    holder of `variant_key` (course_lib.teach.variants.student_key; None: the default). The key, never the
+    class's secret, goes into the sandbox. `refused`: refusal(nb, key) where the caller has it already (a
+    worker without the solutions gets it from the machine that has them)."""
+    refused = refusal(nb, key) if refused is _ASK else refused
+    if refused:
+        return False, refused
+    line, body = split(kernel_cell(nb, key), key)
     job = json.dumps({"key": key, "line": line, "body": body, "hidden": [list(s) for s in hidden],
-                      "student": student, "seed": os.environ.get(variants.ENV_SEED)})
+                      "variant_key": variant_key})
     try:
         r = sandbox.run([sys.executable, "-m", "course_lib.lab.grader.trusted"], input=job, timeout=TIMEOUT_S, cpu_s=TIMEOUT_S)
     except Exception as exc:            # subprocess.TimeoutExpired: the sandbox was killed
@@ -115,11 +130,12 @@ def grade(nb, key: str, hidden=(), student: str | None = None) -> tuple[bool, st
         return False, f"✗ {key}: the checker stopped (exit {r.returncode}): " + "\n".join(r.stderr.splitlines()[-3:])
 
 
-def _hidden_verdict(key, fn, hidden, student=None) -> tuple[bool, str]:
+def _hidden_verdict(ex, fn, hidden) -> tuple[bool, str]:
     from ...teach import exercises
+    key = ex.key
     if not hidden:
         return True, ""
-    report = exercises.check(key, fn, shapes=hidden, gpu=False, student=student)
+    report = exercises.check(ex, fn, shapes=hidden, gpu=False)
     n = len(hidden)
     if report.ok:
         return True, f"✓ and on {n} more shapes the release does not show"
@@ -136,10 +152,9 @@ def _check(job: dict) -> tuple[bool, str]:
 
     from ...errors import KernelError
     from ...teach import exercises
-    if job.get("seed"):                  # the class's variants: the sandbox's environment starts empty
-        os.environ[variants.ENV_SEED] = job["seed"]
-    key, student = job["key"], job.get("student")
-    ex = variants.exercise(key, student)
+    key = job["key"]
+    ex = variants.of_key(key, job.get("variant_key"))
+    graded_as = f"graded as your variant of {key}: {ex.variant}" if ex.variant else ""
     try:
         names = magic.compile_cell(job["line"], job["body"])[1]
     except KernelError as exc:
@@ -149,11 +164,11 @@ def _check(job: dict) -> tuple[bool, str]:
         return False, f"✗ {key}: the exercise cell defines no __global__ void {ex.kernel}(...)"
     with warnings.catch_warnings(), contextlib.redirect_stderr(sys.stdout):
         warnings.simplefilter("ignore")
-        report = exercises.check(key, fn, gpu=False, student=student)
+        report = exercises.check(ex, fn, gpu=False)
         if not report.ok:
-            return False, repr(report)
-        ok, more = _hidden_verdict(key, fn, [tuple(s) for s in job["hidden"]], student)
-    return ok, "\n".join(filter(None, [repr(report), more]))
+            return False, "\n".join(filter(None, [graded_as, repr(report)]))
+        ok, more = _hidden_verdict(ex, fn, [tuple(s) for s in job["hidden"]])
+    return ok, "\n".join(filter(None, [graded_as, repr(report), more]))
 
 
 def main() -> None:
