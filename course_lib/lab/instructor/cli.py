@@ -62,7 +62,7 @@ def _grading(args) -> int:
         return 130
 
 
-def main(argv=None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m course_lib instructor", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="write the student notebooks and the instructor copy (solutions in)")
@@ -84,6 +84,20 @@ def main(argv=None) -> int:
     g.add_argument("--points", type=int, default=assignments.POINTS, help="points per exercise")
     g.add_argument("--variants", action="store_true", help="each student gets their own variant of the exercises "
                    "that have some (drawn from the course's secret; the hub hands each student theirs)")
+    _grade_options(sub)
+    for p in (b, r, c, g):
+        p.add_argument("notebooks", nargs="*", help="notebooks (default: all of notebooks/)")
+    n = sub.add_parser("new-exercise", help="scaffold exercises/KEY/ (exercise.toml, solution.cu, stub.cu)")
+    n.add_argument("key", help="the exercise's key, lower_case_with_underscores")
+    n.add_argument("--lesson", required=True, help="the notebook's number, NN")
+    n.add_argument("--kernel", help="the __global__ function the student writes (default: KEY)")
+    sub.add_parser("publish", help="write the student repository: this one without its instructor-only files"
+                   ).add_argument("--out", required=True, help="an empty folder or a clone of the student repository")
+    return ap
+
+
+def _grade_options(sub) -> None:
+    """`grade` and `variants`: the parallel autograde and the variants listing (lab/grader/batch.py, variant_list.py)."""
     a = sub.add_parser("grade", help="autograde an assignment's submissions in parallel (Dask), then through nbgrader")
     a.add_argument("assignment", help="the assignment, as nbgrader names it (source/ASSIGNMENT)")
     a.add_argument("--course", default=".", help="the nbgrader course folder (default: here)")
@@ -97,15 +111,10 @@ def main(argv=None) -> int:
     v.add_argument("--course", default=".", help="the nbgrader course folder (default: here)")
     v.add_argument("--student", action="append", default=[], metavar="ID", help="only this student (repeatable)")
     v.add_argument("--keys", action="store_true", help="each student's variant key too (what the hub hands them)")
-    for p in (b, r, c, g):
-        p.add_argument("notebooks", nargs="*", help="notebooks (default: all of notebooks/)")
-    n = sub.add_parser("new-exercise", help="scaffold exercises/KEY/ (exercise.toml, solution.cu, stub.cu)")
-    n.add_argument("key", help="the exercise's key, lower_case_with_underscores")
-    n.add_argument("--lesson", required=True, help="the notebook's number, NN")
-    n.add_argument("--kernel", help="the __global__ function the student writes (default: KEY)")
-    sub.add_parser("publish", help="write the student repository: this one without its instructor-only files"
-                   ).add_argument("--out", required=True, help="an empty folder or a clone of the student repository")
-    args = ap.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
     try:
         if args.cmd == "publish":
             from .publish import publish
