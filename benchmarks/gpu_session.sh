@@ -11,6 +11,9 @@
 #         guard      benchmarks/gpu_guard_check.py (refused launches, the context stays usable)
 #         diag       benchmarks/gpu_diagnoses_check.py (assert/trap/null messages as CUDA prints them)
 #         ncu        benchmarks/ncu_compare.py (simulator vs Nsight Compute, every course kernel)
+#         ldgsts     benchmarks/ldgsts_check.py: cp.async's shared-side bank conflicts and wavefronts, ncu against
+#                    the simulator (the course's async kernels, ldgsts_probe.cu's conflicting ones), and what
+#                    CuPy's a.T spends beside beat_library's stand-in -> ldgsts/ldgsts_check.{json,md}
 #         ncufull    benchmarks/ncu_dram.py --full: ncu's full set, copy vs copy_shared vs warp, f32,
 #                    aligned vs misaligned (leads for the open question of notebook 10)
 #         nbval      every notebook on the GPU backend, pytest --nbval-lax (errors only)
@@ -32,6 +35,9 @@
 #                    its grid, block and elements per thread -> inductor.json, inductor_*.py
 #         small      benchmarks/rounds.py small: 1000 x 1030 bytes and halves over tiles, blocks and the
 #                    register variant, SMALL_ROUNDS rounds (3), SMALL_KERNELS to choose -> rounds_small.json
+#         mechanics  benchmarks/mechanics.py: the padded tile in row-major, column-major and diagonal block
+#                    order (partition camping, notebook 05) and naive_col with and without the read-only
+#                    path (notebook 03), 5 rounds -> mechanics.json (about a minute)
 #
 #     OUT=DIR bash benchmarks/gpu_session.sh env latency prose blocks     # notebooks' measurements, < 9 min
 #
@@ -74,6 +80,7 @@ print('simulator counts', 'the PTX: ' + m if m else 'the machine code (NVRTC 13 
     bench) step bench 240 python3 -m course_lib bench --dtype all ;;
     guard) step guard 120 python3 benchmarks/gpu_guard_check.py ;;
     ncu)   step ncu 560 python3 benchmarks/ncu_compare.py --out "$OUT/ncu" ;;
+    ldgsts) step ldgsts 400 python3 benchmarks/ldgsts_check.py --out "$OUT/ldgsts" --tmp "$OUT/ldgsts/src" ;;
     ncufull) step ncufull 300 python3 benchmarks/ncu_dram.py --full "$OUT/ncufull" --kernels copy,copy_shared,warp,padded_32x8 ;;
     nbval) step nbval 400 "${PYTEST[@]}" --nbval-lax --nbval-current-env notebooks ;;
     older) step older 300 bash -c 'for a in 75 80 86 89; do python3 benchmarks/older_card_check.py --arch $a --out "$0"; done' "$OUT"
@@ -96,6 +103,7 @@ print('simulator counts', 'the PTX: ' + m if m else 'the machine code (NVRTC 13 
     inductor) TRITON_PRINT_AUTOTUNING=1 step inductor 180 python3 benchmarks/inductor_kernel.py --dtype u8,f16,f32 --out "$OUT" ;;
     small) step small 420 python3 benchmarks/rounds.py small --out "$OUT" --rounds "${SMALL_ROUNDS:-3}" --budget 380 \
                ${SMALL_KERNELS:+--kernel "$SMALL_KERNELS"} ;;
+    mechanics) step mechanics 240 python3 benchmarks/mechanics.py --out "$OUT" ;;
     *) echo "unknown step $s"; exit 2 ;;
     esac
 done

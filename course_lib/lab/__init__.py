@@ -7,8 +7,9 @@
   only) over one module per command: ``check``, ``refresh``, ``release`` (build), ``publish``,
   ``assignments`` (the nbgrader export), ``authoring`` (new-exercise and the exercise checks), ``colab``;
 - ``grader/``: grading a class: ``sandbox`` (bubblewrap), ``trusted`` (the checker on a submission's CUDA
-  text, run sandboxed), ``hidden`` (hidden shapes and the course's seed), ``nbgrader_hooks`` (nbgrader's
-  preprocessors swapped for the course's; imports nbgrader, the ``[instructor]`` extra);
+  text, run sandboxed), ``hidden`` (hidden shapes and the course's seed), ``inert`` and ``inert_markup`` (a
+  graded notebook with nothing of the student's that runs where the instructor looks), ``nbgrader_hooks``
+  (nbgrader's preprocessors swapped for the course's; imports nbgrader, the ``[instructor]`` extra);
 - shared by the three: ``course`` (where the course lives, its Colab cell, its nbgrader id), ``folders``
   (writable folders, keeping an edited file), ``stored`` (byte-stable notebooks and the server's save hook).
 

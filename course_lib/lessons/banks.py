@@ -5,6 +5,7 @@
     banks.run(sim, "32x16 block (rect)", PAD=1) # a SimRun (cached per label and PAD)
     banks.padding_explorer(sim)                 # PAD slider x tile buttons -> heatmaps, chart, table
     run, ok = banks.dynamic_tile(tile_dynamic, tile=32, pad=1)   # a tile in extern __shared__ memory
+    banks.camping_table()                       # partition camping, in the 2009 paper's model (computed)
 
 The explorer is a ``cl.widgets.Explorer``: an IntSlider labelled ``PAD`` (0-4) and buttons for
 the tile; every change redraws two warp x bank pictures (the store into the tile and the
@@ -14,6 +15,11 @@ value marked, and an HTML metrics table. Nothing here is specific to a GPU: all 
 ``dynamic_tile`` launches a transpose whose tile is ``extern __shared__`` (sized at launch, not at
 compile time): ``kernel(T* out, const T* in, int rows, int cols, int pad)`` with blocks of
 tile x block_rows threads and ``tile * (tile + pad) * itemsize`` bytes of dynamic shared memory.
+
+``partitions`` and ``camping_table`` apply the partition model of Ruetsch and Micikevicius's transpose
+paper (8 partitions of 256 bytes) to the tiles the first blocks of a launch move, in row-major and
+diagonal block order: a computation of that old model, not a measurement, and nothing about how the
+H100 maps addresses (benchmarks/mechanics.py measures the orders there).
 """
 from __future__ import annotations
 
@@ -23,6 +29,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..notebook import draw, widgets
+from ..notebook.listing import HTMLText
 from ..transposes import verify
 from ..transposes.data import poisoned, random_matrix
 
@@ -51,9 +58,15 @@ def curve(sim, label: str, PAD: int | None = None, shape=(64, 64)) -> go.Figure:
     runs = [run(sim, label, p, shape) for p in PADS]
     ld = [r.ratio("shared", "ld") for r in runs]
     st = [r.ratio("shared", "st") for r in runs]
+    free = [p for p in PADS if ld[p] <= 1 and st[p] <= 1]
+    notice = (f"{label}: the column read is conflict-free with PAD = {', '.join(map(str, free))}"
+              if free else f"{label}: no PAD from 0 to 4 makes both the read and the write conflict-free")
+    notice += f"; PAD = 0 costs {ld[0]:.3g} wavefronts per column read" + (
+        f", PAD = {PAD} {ld[PAD]:.3g}." if PAD not in (None, 0) else ".")
     fig = draw.sweep(list(PADS), {"column read (shared loads)": ld, "row write (shared stores)": st},
                      xlabel="PAD (extra elements per tile row)", ylabel="wavefronts / request (1 = no conflict)",
-                     title=f"shared-memory cost vs padding<br><sup>{label}, all warps of the launch</sup>")
+                     title=f"shared-memory cost vs padding<br><sup>{label}, all warps of the launch</sup>",
+                     notice=notice)
     if PAD is not None:
         fig.add_trace(go.Scatter(x=[PAD, PAD], y=[ld[PAD], st[PAD]], mode="markers", name=f"PAD = {PAD}",
                                  marker=dict(size=16, symbol="circle-open", color="#222", line=dict(width=3))))
@@ -97,3 +110,58 @@ def dynamic_tile(kernel, tile: int, pad: int, block_rows: int = 8, shape=(100, 1
     run = kernel.simulate((math.ceil(cols / tile), math.ceil(rows / tile)), (tile, block_rows),
                           (out, a, np.int32(rows), np.int32(cols), np.int32(pad)), shared_mem=nbytes)
     return run, verify.compare(out, np.ascontiguousarray(a.T), tile)
+
+
+# ------------------------------------------------------------------ partition camping (the paper's model)
+
+ORDERS = ("row-major", "diagonal")
+CAMPING_SOURCE = ("computed from the partition model of Ruetsch and Micikevicius's 2009 paper (8 partitions of 256 "
+                  "bytes: byte a in partition a // 256 mod 8), not measured, and not the H100's: how it maps "
+                  "addresses to its memory channels is not published")
+
+
+def tile_of(order: str, lin: int, gx: int, gy: int) -> tuple[int, int]:
+    """The tile (x, y) of in that the lin-th block started moves: row-major (as every course kernel) or
+    diagonal (benchmarks/lesson_kernels/mechanics.cu, the same formula)."""
+    if order == "row-major":
+        return lin % gx, lin // gx
+    by = lin % gy
+    return (lin // gy + by) % gx, by
+
+
+def partitions(rows: int, cols: int, order: str, running: int = 30, parts: int = 8, width: int = 256,
+               itemsize: int = 4) -> dict:
+    """{"loads": [...], "stores": [...]}: per partition, how many of the 128-byte row pieces that the first
+    `running` blocks (32x32 tiles) read from in and write to out fall in it, under the paper's model."""
+    gx, gy = -(-cols // 32), -(-rows // 32)
+    got = {"loads": [0] * parts, "stores": [0] * parts}
+    for lin in range(min(running, gx * gy)):
+        tx, ty = tile_of(order, lin, gx, gy)
+        for r in range(32):
+            if ty * 32 + r < rows:                  # a row piece of in: row ty*32 + r, columns from tx*32
+                got["loads"][((ty * 32 + r) * cols + tx * 32) * itemsize // width % parts] += 1
+            if tx * 32 + r < cols:                  # ... of out: row tx*32 + r, columns from ty*32
+                got["stores"][((tx * 32 + r) * rows + ty * 32) * itemsize // width % parts] += 1
+    return got
+
+
+def camping_table(shapes=((2048, 2048), (2016, 2016)), running: int = 30) -> HTMLText:
+    """For each shape and block order: how many of the 8 partitions the first `running` blocks' loads and
+    stores reach, and the busiest one's share of them (the paper's model, see CAMPING_SOURCE)."""
+    head = ["float matrix", "block order", "partitions the loads reach", "busiest (loads)",
+            "partitions the stores reach", "busiest (stores)"]
+    body = []
+    for rows, cols in shapes:
+        for order in ORDERS:
+            p = partitions(rows, cols, order, running)
+            cells = []
+            for side in ("loads", "stores"):
+                n = p[side]
+                cells += [f"{sum(1 for v in n if v)} of {len(n)}", f"{max(n) / sum(n):.0%}"]
+            body.append([f"{rows} x {cols}", order] + cells)
+    widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(head)]
+    text = "\n".join("  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in [head] + body)
+    cells_html = "".join("<tr>" + "".join(f"<td>{v}</td>" for v in r) + "</tr>" for r in body)
+    return HTMLText("<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + f"</tr></thead><tbody>"
+                    f"{cells_html}</tbody></table>", text).sourced(
+        f"the first {running} blocks of 32 x 32 tiles — {CAMPING_SOURCE}")

@@ -67,6 +67,17 @@ def layout(rows: int = 3, cols: int = 4, *, transposed: bool = False) -> go.Figu
                       yaxis=dict(domain=[1 - top / (total - 50), 1]),
                       yaxis2=dict(domain=[0, strip / (total - 50)]))
     fig.layout.annotations[1].y = strip / (total - 50) + 0.02
+    order = (c * rows + r).argsort() if transposed else None
+    if transposed:
+        sentence = (f"To write out row by row, a transpose reads in down its columns: every step jumps {cols} "
+                    f"elements ahead, and back to the top of the next column when a column ends.")
+    else:
+        sentence = (f"Row-major: the {cols} elements of a row sit side by side in memory, and the elements of a "
+                    f"column are {cols} apart.")
+    rows_ = [[labels[k], str(k)] + ([str(int(np.flatnonzero(order == k)[0]) + 1)] if transposed else [])
+             for k in range(n)]
+    draw.noticed(fig, sentence, [("elements", ["element (r, c)", "offset in memory"]
+                                  + (["read as step"] if transposed else []), rows_)])
     return draw.sourced(fig, "computed from the row-major formula (not measured)")
 
 

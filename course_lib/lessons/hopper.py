@@ -36,7 +36,8 @@ RUN = "h100_2026-11-26_hopper/rounds_hopper.json"     # benchmarks/rounds.py hop
 MODES = {"none": 0, "32 B": 32, "64 B": 64, "128 B": 128, "05's XOR (per word)": "xor"}
 ACCESSES = {
     "chunks": "16-byte chunks of one chunk column, 8 rows per quarter-warp (ldmatrix)",
-    "tma_tile": "16-byte chunks, 4 chunk columns x 2 rows four apart per quarter-warp (tma_tile's float reads)",
+    "tma_tile": "16-byte chunks of rows four apart (tma_tile's float reads): per quarter-warp 4 chunk columns x 2 rows, "
+                "in 32-byte rows 2 x 4",
     "column": "a column of 4-byte words, 32 rows (notebook 05's column read)",
     "row": "a row of 4-byte words (the TMA's or a warp's row write)",
 }
@@ -51,17 +52,17 @@ def _pitch(mode) -> int:
     return mode if isinstance(mode, int) and mode else 128
 
 
-def addresses(access: str, mode) -> np.ndarray:
-    """Shared byte addresses of one warp's access to a box whose rows are `mode` bytes long (128
-    unswizzled), placed as the TMA's swizzle `mode` places them; mode "xor" is notebook 05's
-    [32][32] float tile with element (r, c) at column c ^ r."""
+def addresses(access: str, mode, pitch: int | None = None) -> np.ndarray:
+    """Shared byte addresses of one warp's access to a box whose rows are `pitch` bytes long (by default
+    the longest the mode allows: `mode` bytes, 128 unswizzled), placed as the TMA's swizzle `mode` places
+    them; mode "xor" is notebook 05's [32][32] float tile with element (r, c) at column c ^ r."""
     lane = np.arange(32)
     if mode == "xor":
         if access in ("chunks", "tma_tile"):
             raise ValueError(XOR_CHUNKS)
         r, c = (lane, np.zeros(32, int)) if access == "column" else (np.zeros(32, int), lane)
         return BASE + r * 128 + 4 * (c ^ r)
-    p = _pitch(mode)
+    p = pitch or _pitch(mode)
     if access == "chunks":          # quarter-warp q reads chunk column q % (p/16) of 8 rows
         r = lane % 8 + 8 * (lane // 8 // (p // 16))
         b = r * p + 16 * (lane // 8 % (p // 16))
@@ -79,12 +80,12 @@ def width_of(access: str) -> int:
     return 16 if access in ("chunks", "tma_tile") else 4
 
 
-def cost(access: str, mode) -> tuple[int, int] | None:
+def cost(access: str, mode, pitch: int | None = None) -> tuple[int, int] | None:
     """(wavefronts, bank conflicts) of the access, by the simulator's rules; None where the layout
     cannot serve it (16-byte chunks of a per-word XOR swizzle)."""
     if mode == "xor" and access in ("chunks", "tma_tile"):
         return None
-    return draw.bank_cost(addresses(access, mode), width_of(access))
+    return draw.bank_cost(addresses(access, mode, pitch), width_of(access))
 
 
 def bank_picture(access: str, mode) -> go.Figure:
@@ -96,7 +97,7 @@ def bank_picture(access: str, mode) -> go.Figure:
     wf, conflicts = cost(access, mode)
     return draw.banks(addresses=addresses(access, mode), width=width_of(access),
                       title=f"swizzle {name}: {ACCESSES[access].split(' (')[0]}<br><sup>{wf} wavefront(s), "
-                            f"{conflicts} conflict(s)</sup>")
+                            f"{conflicts} conflict(s); box rows of {_pitch(mode)} bytes</sup>")
 
 
 def layout_picture(mode) -> go.Figure:
@@ -120,16 +121,25 @@ def layout_picture(mode) -> go.Figure:
     return draw.sourced(fig, "computed from the swizzle formula (course_lib.sim.movement.tma)")
 
 
+# the cost table's columns: (box row bytes, mode), each swizzle beside the same rows unswizzled
+TABLE = [(32, 0), (32, 32), (64, 0), (64, 64), (128, 0), (128, 128), (128, "xor")]
+
+
 def cost_table() -> draw.HTMLText:
-    """Wavefronts per request of every access under every mode."""
-    head = "".join(f"<th>{m}</th>" for m in MODES)
-    shown = lambda a, v: "-" if cost(a, v) is None else str(cost(a, v)[0])
-    body = "".join(f"<tr><td>{ACCESSES[a]}</td>" + "".join(f"<td>{shown(a, v)}</td>" for v in MODES.values()) + "</tr>"
+    """Wavefronts per request of every access, each swizzle mode beside the same box rows unswizzled
+    (a swizzled box row is at most the swizzle span, so 32- and 64-byte swizzles have shorter rows)."""
+    name = {0: "none", "xor": "05's XOR (per word)"}
+    shown = lambda a, p, v: "-" if cost(a, v, p) is None else str(cost(a, v, p)[0])     # noqa: E731
+    groups = "".join(f"<th colspan='{sum(q == p for q, _ in TABLE)}'>box rows of {p} bytes</th>" for p in (32, 64, 128))
+    head = "".join(f"<th>{name.get(v, f'{v} B')}</th>" for _, v in TABLE)
+    body = "".join(f"<tr><td>{ACCESSES[a]}</td>" + "".join(f"<td>{shown(a, p, v)}</td>" for p, v in TABLE) + "</tr>"
                    for a in ACCESSES)
-    return draw.HTMLText(f"<table><tr><th>wavefronts per request</th>{head}</tr>{body}</table>",
-                         "\n".join(f"{ACCESSES[a]}: " + ", ".join(f"{m} {shown(a, v)}" for m, v in MODES.items())
-                                   for a in ACCESSES)).sourced("simulated (H100 rules): the simulator's bank rules "
-                                                               "on the swizzled addresses")
+    text = "\n".join(f"{ACCESSES[a]}: " + "; ".join(f"{p}-byte rows {name.get(v, f'swizzle {v} B')} {shown(a, p, v)}"
+                                                      for p, v in TABLE) for a in ACCESSES)
+    return draw.HTMLText(f"<table><tr><th rowspan='2'>wavefronts per request</th>{groups}</tr><tr>{head}</tr>{body}"
+                         f"</table>", "Each swizzle beside the same box rows unswizzled: a swizzle never costs more than "
+                         "its rows do without it, and only the 128-byte one frees tma_tile's reads.\n" + text).sourced(
+        "simulated (H100 rules): the simulator's bank rules on the swizzled addresses")
 
 
 def swizzle_explorer() -> widgets.Explorer:

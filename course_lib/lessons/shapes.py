@@ -20,7 +20,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from ..notebook.draw import BAD, MAIN, OK, HTMLText, sourced
+from ..notebook.draw import BAD, MAIN, OK, HTMLText, noticed, sourced
 from ..teach import exercises
 from ..teach.exercises import Report
 
@@ -59,6 +59,15 @@ def coverage(rows: int, cols: int, tile=(32, 32), block=(32, 8)) -> go.Figure:
         xaxis=dict(title="column of in", range=[-1, gx * tile[0] + 1], constrain="domain"),
         yaxis=dict(title="row of in", range=[gy * tile[1] + 1, -1], scaleanchor="x"),
         showlegend=False, height=min(620, 200 + 4 * gy * tile[1]), width=min(900, 260 + 4 * gx * tile[0]))
+    partial = [(bx, by) for by in range(gy) for bx in range(gx)
+               if (bx + 1) * tile[0] > cols or (by + 1) * tile[1] > rows]
+    sentence = (f"Every tile lies inside the {rows} x {cols} matrix: no thread needs a bounds test." if not partial else
+                f"{len(partial)} of the {gx * gy} tiles stick out of the matrix ({d['idle']:.0%} of all tile slots are "
+                "outside): their threads there must skip their loads and stores, yet still reach the barrier.")
+    body = [[f"({bx}, {by})", f"{by * tile[1]}-{min(rows, (by + 1) * tile[1]) - 1}",
+             f"{bx * tile[0]}-{min(cols, (bx + 1) * tile[0]) - 1}", "sticks out" if (bx, by) in partial else "inside"]
+            for by in range(gy) for bx in range(gx)]
+    noticed(fig, sentence, [("tiles (block coordinates)", ["block", "rows of in", "columns of in", "tile"], body[:64])])
     return sourced(fig, "computed from the launch's grid and tile (no measurement)")
 
 
@@ -112,3 +121,35 @@ def row_pieces(sim, keys, shapes, block=(1, 1)) -> "HTMLText":
             body.append([key, f"{rows}x{c}", str(c * 4), *cells])
     return _table(f"one interior block ({block[0]}, {block[1]}) of each launch, float32, simulated (H100 rules): "
                   "requests of its warps as 32-byte sectors and 128-byte lines", cols, body)
+
+
+def split_sectors(keys, shapes, dtype=np.float32) -> HTMLText:
+    """For each course kernel and shape: how many 32-byte sectors of `out` two blocks each write in part,
+    and how far apart in launch order (linear block index) those two blocks are — a copy's neighbours
+    along a row start one after the other, a transpose's a whole row of tiles apart. From the blocks the
+    simulator records writing each element (``owners``), every block of the launch."""
+    from .. import sim, transposes
+    from .measured import _table
+    cols = ["kernel", "shape", "sectors of out", "written in part by 2 blocks", "share",
+            "launch-order distance of the 2 blocks (median)"]
+    body = []
+    for key in keys:
+        for rows, c in shapes:
+            t = transposes.kernel(key, dtype)
+            a = transposes.random_matrix(rows, c, dtype)
+            out = transposes.poisoned(t.out_shape(rows, c), dtype)
+            grid, block = t.config(rows, c)
+            launch = t.function.check_launch(grid, block, t.args(out, a), t.shared_mem(rows, c))
+            run = sim.simulate(t.function, launch, owners=True, check_races=False, progress=None, echo=False)
+            o = run.owners[0]
+            per = 32 // np.dtype(dtype).itemsize                     # elements per sector of out
+            n = (o.write_lo.size // per) * per
+            lo, hi = o.write_lo[:n].reshape(-1, per), o.write_hi[:n].reshape(-1, per)
+            written = hi.max(axis=1) >= 0
+            first = np.where(lo >= 0, lo, np.iinfo(np.int32).max).min(axis=1)
+            split = written & (first != hi.max(axis=1))
+            gap = (hi.max(axis=1) - first)[split]
+            body.append([key, f"{rows}x{c}", f"{int(written.sum()):,}", f"{int(split.sum()):,}",
+                         f"{split.sum() / max(1, written.sum()):.0%}", f"{int(np.median(gap))}" if gap.size else "-"])
+    return _table(f"sectors of out written in two parts, {np.dtype(dtype).name}, every block of the launch, "
+                  "simulated (H100 rules)", cols, body)

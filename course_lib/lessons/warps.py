@@ -15,7 +15,7 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
-from ..notebook.alt import SIMULATED
+from ..notebook.alt import SIMULATED, noticed, spans
 from ..notebook.draw import HTMLText, sourced
 from ..notebook.palette import CATEGORIES, ink
 
@@ -49,7 +49,31 @@ def block_picture(leader, lane, block, title: str | None = None, source: str = S
         yaxis=dict(title="threadIdx.y", range=[by - 0.4, -0.6], dtick=max(1, by // 8), showgrid=False),
         width=150 + bx * cell, height=190 + by * cell, margin=dict(b=100),
         legend=dict(orientation="h", y=-60 / (by * cell), yanchor="top"))
+    noticed(fig, _what_to_notice(bx, by), [("warps", ["warp", "threads (threadIdx.y: threadIdx.x)", "lanes"],
+                                            _warp_rows(warp, lane))])
     return sourced(fig, source)
+
+
+def _what_to_notice(bx: int, by: int) -> str:
+    n = bx * by
+    if bx % 32 == 0:
+        said = f"Each warp is 32 neighbouring threadIdx.x of one row of threads ({bx // 32} warp(s) per row)"
+    elif 32 % bx == 0:
+        said = f"A warp spans {32 // bx} rows of {bx} threads: lanes run along x first, then on to the next row"
+    else:
+        said = f"Warps follow the thread number x + y · {bx}, so they break across rows of threads"
+    part = f"; the last warp has only {n % 32} of its 32 lanes filled" if n % 32 else ""
+    return said + part + "."
+
+
+def _warp_rows(warp, lane) -> list:
+    """One row per warp: its threads, row by row of the block, and its lanes."""
+    rows = []
+    for w in np.unique(warp):
+        ys, xs = np.nonzero(warp == w)
+        where = "; ".join(f"{y}: {spans(xs[ys == y])}" for y in np.unique(ys))
+        rows.append([str(int(w)), where, spans(lane[warp == w])])
+    return rows
 
 
 def stride_table(runs: dict, label: str = "stride (elements)") -> HTMLText:

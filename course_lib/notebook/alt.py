@@ -1,17 +1,22 @@
 """Text alternatives for the course's plotly figures: a one-line summary and the numbers as a table.
 
 Every figure the course displays is followed, in the same cell, by a second output: an HTML
-``<details class="course-figure-text">`` whose ``<summary>`` says what the figure shows and where
-its numbers come from ("measured on <GPU>", "simulated (H100 rules)", "modelled for <GPU>",
-"computed from ..."), and whose ``<table>`` holds the figure's numbers (one row per mark) for a
-screen reader; a text/plain twin says the same for nbval and terminals. JupyterLab renders only
+``<details class="course-figure-text">`` whose ``<summary>`` first says what to notice (one
+sentence of the lesson's point, :func:`noticed`), then what the figure shows and where its numbers
+come from ("measured on <GPU>", "simulated (H100 rules)", "modelled for <GPU>", "computed from
+..."), and whose ``<table>`` holds the figure's numbers for a screen reader: the compact tables
+the figure's maker stored with the sentence (a bank map: one row per wavefront, not one per mark),
+else one row per mark, captioned by the trace's name or its axes; a text/plain twin says the same
+for nbval and terminals. JupyterLab renders only
 one mime type of an output, so the text cannot ride in the figure's own output (plotly's renderer
 would hide it); a second output is what every front end shows and stores deterministically.
 
-    alt.describe(fig)        # dict(summary, source, tables=[(caption, header, rows)])
+    alt.noticed(fig, "Every lane needs its own sector.", tables)   # what to notice, compact tables
+    alt.describe(fig)        # dict(notice, summary, source, tables=[(caption, header, rows)])
     alt.bundle(fig)          # {'text/html': ..., 'text/plain': ...}
     alt.source_of(text)      # the provenance phrase in a title, or None
     alt.sourced(fig, "simulated (H100 rules)")   # adds it as the title's last line (also draw.sourced)
+    alt.sig(0.0021), alt.spans([0, 1, 2, 16])   # '0.0021' (two significant figures at least), '0-2, 16'
 
 :class:`TextRenderer` is the plotly renderer ``course_text`` that draw.configure() adds after the
 figure's own renderer; explorers (widgets.View) add the same bundle themselves. This module reads
@@ -54,6 +59,47 @@ def sourced(fig, source: str | None):
     if source and not source_of(text):
         fig.layout.title.text = f"{text}<br><sup>{source}</sup>" if text else f"<sup>{source}</sup>"
     return fig
+
+
+def noticed(fig, sentence: str, tables=None):
+    """`fig` with `sentence` — what to notice, the lesson's point in one sentence — leading its text
+    alternative, and, when given, `tables` ([(caption, header, rows)], rows of strings) standing in
+    for the trace-by-trace tables. Both ride in ``layout.meta``, so a stored figure keeps them.
+    Returns `fig`.
+
+        alt.noticed(fig, "A 32-way conflict: every lane reads bank 0.", [("wavefronts", [...], rows)])
+    """
+    meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, dict) else {}
+    meta["notice"] = str(sentence)
+    if tables is not None:
+        meta["tables"] = [[str(c), [str(h) for h in head], [[str(v) for v in r] for r in rows]]
+                          for c, head, rows in tables]
+    fig.layout.meta = meta
+    return fig
+
+
+def sig(v, digits: int = 2) -> str:
+    """A number with at least `digits` significant figures and no more decimals than that needs:
+    2672 -> '2672', 4.04 -> '4.0', 0.85 -> '0.85', 0.0021 -> '0.0021', 0 -> '0'."""
+    v = float(v)
+    if v == 0 or not np.isfinite(v):
+        return f"{v:g}"
+    decimals = max(0, digits - 1 - int(np.floor(np.log10(abs(v)))))
+    return f"{v:.{decimals}f}"
+
+
+def spans(values) -> str:
+    """Integers as runs: [0, 1, 2, 3, 16] -> '0-3, 16' (an empty list: 'none')."""
+    vs = sorted({int(v) for v in values})
+    runs, out = [], []
+    for v in vs:
+        if runs and v == runs[-1][1] + 1:
+            runs[-1][1] = v
+        else:
+            runs.append([v, v])
+    for a, b in runs:
+        out.append(str(a) if a == b else f"{a}-{b}" if b > a + 1 else f"{a}, {b}")
+    return ", ".join(out) or "none"
 
 
 def _dict(fig) -> dict:
@@ -123,23 +169,36 @@ def _heatmap(t: dict, layout: dict) -> tuple[list, list]:
     return [head, *map(_fmt, xs)], [[_fmt(ys[r]), *map(_fmt, z[r])] for r in range(z.shape[0])]
 
 
+def _caption(t: dict, header: list, layout: dict) -> str:
+    """A trace's name, or what its axes say it shows: never 'series 1'."""
+    if plain(t.get("name")):
+        return plain(t.get("name"))
+    if t.get("type") == "heatmap":
+        bar = _title((t.get("colorbar") or {})) or "value"
+        return f"{bar} for each {_axis(layout, t.get('yaxis'), 'y')} and {_axis(layout, t.get('xaxis'), 'x')}"
+    return f"{header[1]} against {header[0]}" if len(header) > 1 else header[0]
+
+
 def describe(fig) -> dict:
-    """dict(summary, source, tables): the figure's title as one line, its provenance phrase, and per
-    trace (caption, header, rows) with the numbers it draws."""
+    """dict(notice, summary, source, tables): what to notice (``noticed``, or None), the figure's
+    title as one line, its provenance phrase, and (caption, header, rows) tables: the ones stored
+    with the notice, else one per trace with the numbers it draws."""
     d = _dict(fig)
     layout = d.get("layout", {})
     title = (layout.get("title") or {}).get("text") if isinstance(layout.get("title"), dict) else layout.get("title")
-    tables = []
-    for i, t in enumerate(d.get("data", [])):
+    meta = layout.get("meta") if isinstance(layout.get("meta"), dict) else {}
+    tables = [(c, list(h), [list(r) for r in rows]) for c, h, rows in meta.get("tables") or []]
+    given = bool(tables)           # the maker's tables say everything: no rectangles or notes after them
+    for t in [] if given else d.get("data", []):
         header, rows = (_heatmap if t.get("type") == "heatmap" else _trace_table)(t, layout)
         if rows:
-            tables.append((plain(t.get("name")) or f"series {i + 1}", header, rows))
-    for s in layout.get("shapes", []) or []:     # drawn rectangles (tiles over a matrix) as one table
+            tables.append((_caption(t, header, layout), header, rows))
+    for s in [] if given else layout.get("shapes", []) or []:     # drawn rectangles (tiles over a matrix)
         if s.get("type") == "rect":
             if not tables or tables[-1][0] != "rectangles":
                 tables.append(("rectangles", ["x from", "x to", "y from", "y to"], []))
             tables[-1][2].append([_fmt(s.get(k)) for k in ("x0", "x1", "y0", "y1")])
-    for a in layout.get("annotations", []) or []:
+    for a in [] if given else layout.get("annotations", []) or []:
         if a.get("text"):
             if not tables or tables[-1][0] != "notes":
                 tables.append(("notes", ["note"], []))
@@ -150,7 +209,7 @@ def describe(fig) -> dict:
         notes = [plain(a.get("text")) for a in layout.get("annotations", []) or [] if a.get("text")]
         summary = " — ".join(notes + [source])
     summary = summary or ("a chart of " + " and ".join(_title(layout.get(k)) for k in ("yaxis", "xaxis")))
-    return dict(summary=summary, source=source, tables=tables)
+    return dict(notice=meta.get("notice") or None, summary=summary, source=source, tables=tables)
 
 
 def _limit(tables) -> tuple[list, int]:
@@ -168,9 +227,14 @@ def bundle(fig) -> dict:
     tables, cut = _limit(d["tables"])
     source = d["source"] or "source not stated"
     esc = html.escape
-    parts = [f'<details class="course-figure-text"><summary>Figure as text: {esc(d["summary"])}'
-             + ("" if d["source"] else f" ({esc(source)})") + "</summary>"]
-    lines = [f"Figure as text: {d['summary']}" + ("" if d["source"] else f" ({source})")]
+    what = d["summary"] + ("" if d["source"] else f" ({source})")
+    if d["notice"]:        # the lesson's point first, then what the chart is
+        parts = [f'<details class="course-figure-text"><summary>Figure as text: {esc(d["notice"])} '
+                 f'<i>Chart: {esc(what)}</i></summary>']
+        lines = [f"Figure as text: {d['notice']}", f"  Chart: {what}"]
+    else:
+        parts = [f'<details class="course-figure-text"><summary>Figure as text: {esc(what)}</summary>']
+        lines = [f"Figure as text: {what}"]
     for caption, header, rows in tables:
         parts.append(f"<table><caption>{esc(caption)}</caption><thead><tr>"
                      + "".join(f'<th scope="col">{esc(h)}</th>' for h in header) + "</tr></thead><tbody>"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 
 from ..sim.results.code_view import body_end
+from ..sim.results.metrics import LDGSTS_NAMES as LDGSTS
 from ..sim.results.metrics import METRIC_NAMES as N
 from ..transposes.model import predict
 from .palette import BAD, OK
@@ -42,7 +43,7 @@ class HTMLText:
 def _note(rows) -> tuple[str, bool]:
     """'global st: 32.0 sectors/req; shared ld: 32.0 wavefronts/req (32-way)' for one line."""
     bits, good = [], True
-    for space, op in (("global", "ld"), ("shared", "st"), ("shared", "ld"), ("global", "st")):
+    for space, op in (("global", "ld"), ("shared", "ldgsts"), ("shared", "st"), ("shared", "ld"), ("global", "st")):
         rs = [r for r in rows if r["space"] == space and r["op"] == op and r["requests"]]
         req = sum(r["requests"] for r in rs)
         if not req:
@@ -54,7 +55,7 @@ def _note(rows) -> tuple[str, bool]:
         else:
             ratio, conflicts = sum(r["wavefronts"] for r in rs) / req, sum(r["conflicts"] for r in rs)
             good &= conflicts == 0
-            bits.append(f"shared {op}: {ratio:.1f} wavefronts/req"
+            bits.append(f"{'cp.async into shared' if op == 'ldgsts' else 'shared ' + op}: {ratio:.1f} wavefronts/req"
                         + (f", {conflicts / req:.1f} conflicts/req" if conflicts else " (no conflicts)"))
     return "; ".join(bits), good
 
@@ -107,7 +108,8 @@ def table(runs: dict, *, model_gpu: str | None = None) -> HTMLText:
         m = run.metrics
         row = [label, f"{run.ratio('global', 'ld'):.1f}", f"{run.ratio('global', 'st'):.1f}",
                f"{run.ratio('shared', 'ld'):.1f}", f"{run.ratio('shared', 'st'):.1f}",
-               str(m[N[("shared", "ld", "conflicts")]] + m[N[("shared", "st", "conflicts")]]), str(len(run.races))]
+               str(m[N[("shared", "ld", "conflicts")]] + m[N[("shared", "st", "conflicts")]] + m.get(LDGSTS["conflicts"], 0)),
+               str(len(run.races))]
         if model_gpu:
             row.append(f"{predict(run, model_gpu):.0f}")
         rows.append(row)

@@ -34,8 +34,6 @@ Errors from compute (an impossible tile size...) show under the controls; the ch
 """
 from __future__ import annotations
 
-import os
-
 import ipywidgets as W
 import numpy as np
 from IPython.display import display
@@ -43,8 +41,7 @@ from traitlets import TraitError
 
 from ..errors import ArgumentError
 from .palette import BAD
-
-_FIGURE_WIDGET = os.environ.get("COURSE_LIB_FIGUREWIDGET", "") == "1"
+from .views import FIGURE_WIDGET, View, as_text
 
 
 def use_figure_widget(on: bool = True) -> bool:
@@ -52,13 +49,12 @@ def use_figure_widget(on: bool = True) -> bool:
 
         widgets.use_figure_widget(True)     # live sessions only: not for notebooks stored in git
     """
-    global _FIGURE_WIDGET
     if on:
         try:
             import anywidget  # noqa: F401
         except ImportError:
             raise ImportError("plotly's FigureWidget needs the anywidget package: pip install anywidget") from None
-    _FIGURE_WIDGET = on
+    FIGURE_WIDGET[0] = on
     return on
 
 
@@ -111,59 +107,12 @@ def choose(w, name: str, value) -> None:
                             hint=f"pick a value the {name} control shows") from None
 
 
-class View:
-    """One chart slot: an Output area redrawn on change, or a FigureWidget updated in place."""
-
-    def __init__(self):
-        self.out, self.fw = W.Output(layout=W.Layout(width="100%")), None
-        self.widget = W.Box([self.out], layout=W.Layout(width="100%"))
-        self.item = None
-
-    def show(self, item):
-        self.item = item
-        import plotly.graph_objects as go
-
-        from . import draw, fit
-        if isinstance(item, go.Figure):
-            item = fit.fitted(item)
-        if _FIGURE_WIDGET and isinstance(item, go.Figure):
-            if self.fw is None:
-                self.fw = go.FigureWidget(item)
-                self.widget.children = [self.fw]
-                return
-            with self.fw.batch_update():
-                if [t.type for t in self.fw.data] == [t.type for t in item.data]:
-                    for old, new in zip(self.fw.data, item.data):
-                        old.update(new.to_plotly_json(), overwrite=True)
-                else:
-                    self.fw.data = ()
-                    self.fw.add_traces(item.data)
-                self.fw.update_layout(item.layout.to_plotly_json(), overwrite=True)
-            return
-        data, metadata = _bundle(item)
-        shown = [(data, metadata)]
-        if isinstance(item, go.Figure):       # a chart's text alternative follows it (course_lib.notebook.alt)
-            from . import alt
-            shown.append((alt.bundle(item), {}))
-        if draw.on_colab():
-            # Colab renders an Output's captured display messages (its documented way), not
-            # outputs set as state
-            self.out.clear_output(wait=True)
-            with self.out:
-                for d, m in shown:
-                    display(d, metadata=m, raw=True)
-            return
-        # Set the Output widget's state instead of printing into it: nothing goes to the cell's
-        # own output stream, so nbval compares the same outputs whether or not widgets exist.
-        self.out.outputs = tuple({"output_type": "display_data", "data": d, "metadata": m} for d, m in shown)
-
-
 class Explorer:
     """Controls -> compute(**params) -> figures(value, **params) -> charts (see module docstring)."""
 
     def __init__(self, compute, figures, controls: dict, *, start: dict | None = None, cache: bool = True,
                  title: str = ""):
-        self.compute, self.build, self.use_cache = compute, figures, cache
+        self.compute, self.build, self.use_cache, self.title = compute, figures, cache, title
         self.fixed = {}
         self.controls = {}
         for name, spec in controls.items():
@@ -235,8 +184,22 @@ class Explorer:
         for view, item in zip(self.views, self.items):
             view.show(item)
 
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """The widget view, and in text/plain and text/html what its current view shows: a stored
+        notebook read without a kernel (GitHub, nbviewer) describes the picture, not `VBox(...)`."""
+        data = self.widget._repr_mimebundle_() if hasattr(self.widget, "_repr_mimebundle_") else None
+        if not data:             # ipywidgets 7 (Colab): the widget displays itself (_ipython_display_)
+            return None
+        settings = ", ".join(_setting(n, w) for n, w in self.controls.items())
+        data["text/plain"], data["text/html"] = as_text(self.items, settings, self.title)
+        return data
+
     def _ipython_display_(self):
-        display(self.widget)
+        data = self._repr_mimebundle_()
+        if data:
+            display(data, raw=True)
+        else:
+            display(self.widget)
 
     def __repr__(self):
         return f"<{type(self).__name__} {', '.join(f'{k}={label(v)}' for k, v in self.params.items())}>"
@@ -272,7 +235,12 @@ def sweep(compute, values, *, description: str = "sweep") -> list:
         ratios = widgets.sweep(lambda s: strided_ratio(s), [1, 2, 4, 8, 16, 32])
     """
     bar = W.IntProgress(min=0, max=len(values), description=description)
-    display(bar)
+    data = bar._repr_mimebundle_() if hasattr(bar, "_repr_mimebundle_") else None
+    if data:         # read without a kernel, the notebook says what the bar was, not IntProgress(...)
+        data["text/plain"] = f"(a progress bar: {description} over {len(values)} values)"
+        display(data, raw=True)
+    else:
+        display(bar)
     out = []
     for i, v in enumerate(values, 1):
         out.append(compute(v))
@@ -280,18 +248,15 @@ def sweep(compute, values, *, description: str = "sweep") -> list:
     return out
 
 
-def _bundle(item) -> tuple[dict, dict]:
-    """The mime bundle of `item`, without displaying it: IPython's formatter would call a plotly
-    figure's _ipython_display_, which prints the figure into the running cell."""
-    if hasattr(item, "_repr_mimebundle_"):
-        b = item._repr_mimebundle_(include=None, exclude=None)
-        data, metadata = b if isinstance(b, tuple) else (b, {})
-        if data:
-            return data, metadata or {}
-    from IPython import get_ipython
-    from IPython.core.formatters import DisplayFormatter
-    ip = get_ipython()      # outside IPython a private formatter: never create the shell singleton
-    return (ip.display_formatter if ip else DisplayFormatter()).format(item)
+def _setting(name: str, w) -> str:
+    """'PAD = 1 (0-4)' or 'dtype = float32 (of uint8, float32)': a control's value and its range."""
+    value = label(w.value)
+    options = getattr(w, "options", None)
+    if options is not None:
+        return f"{name} = {value} (of {', '.join(label(o[1] if isinstance(o, tuple) else o) for o in options)})"
+    if hasattr(w, "min") and hasattr(w, "max"):
+        return f"{name} = {value} ({w.min}-{w.max})"
+    return f"{name} = {value}"
 
 
 def _short(exc) -> str:

@@ -39,6 +39,9 @@ def run_batch(program, batch):
     """Execute `batch` from its first instruction until every thread has left the kernel."""
     code, end = program.code, len(program.code)
     counts, max_steps, deadline = program.exec_counts, program.max_steps, program.deadline
+    # warp-level instructions (SimRun.warp_instructions): the warps with an active thread, per instruction
+    warps = program.counters.warp_instructions if program.count_metrics else None
+    every_warp = batch.n // 32
     threads = Threads(program, batch)
     while True:
         group = threads.next_group()
@@ -50,6 +53,8 @@ def run_batch(program, batch):
         else:
             batch.steps += 1
             counts[pc] += 1
+            if warps is not None:
+                warps[pc] += every_warp if mask is None else np.count_nonzero(np.packbits(mask).view(np.uint32))
             # CPU time of this thread, never the wall clock: a loaded machine must not change a verdict
             if batch.steps > max_steps or (batch.steps & 7) == 0 and time.thread_time() > deadline:
                 raise diagnose.limit_error(program, batch, pc, mask, time.thread_time() - program.batch_start)

@@ -16,7 +16,9 @@ simulator on every shape, on random data with a poisoned output, with race check
 element compared, every property judged on every shape, and a barrier some threads skip, an
 out-of-bounds or misaligned access, a race or a read of unwritten shared memory on any shape is a
 problem. On a GPU it also runs there. It answers with a :class:`Report` — each problem with a
-hint, or a short success line — and never raises for a wrong kernel.
+hint, the best-supported cause first (``evidence``), or a short success line — and never raises
+for a wrong kernel. A kernel whose last ``%%cuda`` cell did not compile is not judged: the report
+names that cell's error (``kernel.cells``).
 
 Solutions are not in the notebooks: see ``solutions`` (one file per exercise). The exercises
 themselves are defined in ``exercise_list``; what an exercise is, in ``exercise``.
@@ -48,7 +50,7 @@ from .properties import (  # noqa: F401
     uses_shared,
     vector_width,
 )
-from . import footprint, solutions, variants
+from . import evidence, footprint, reveal_diff, solutions, variants
 from .runs import find_kernel, run_on_gpu, run_shapes
 from .solutions import Revealed, body, has_solution, solved, strip_solutions  # noqa: F401
 
@@ -113,18 +115,21 @@ def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shap
         return report
     dtype = _dtype(ex, fn)
     runs, wrong, crashes = run_shapes(ex, fn, dtype, seed)
-    _add(report, wrong, "on a {on} matrix: {what}", "also wrong on")
-    _add(report, crashes, "on a {on} matrix the simulator stopped the kernel: {what}", "also on")
+    found = (evidence.per_shape(wrong, "on a {on} matrix: {what}", "also wrong on")
+             + evidence.per_shape(crashes, "on a {on} matrix the simulator stopped the kernel: {what}", "also on"))
     if not runs:
+        report.problems += evidence.ordered(found)
         return report
     correct = not wrong and not crashes
     if correct:
         report.passed.append(f"correct on {len(ex.shapes)} shape" + ("s" if len(ex.shapes) > 1 else ""))
+    did_work = evidence.did_work(runs)       # 'already right' is said only of what the kernel did
     for p, problem in judge(ex.properties, runs):
         if problem:
-            report.problems.append((f"{p.name}: {problem}", p.hint))
-        else:
+            found.append(evidence.judged(p, problem, fn))
+        elif did_work:
             report.passed.append(p.name)
+    report.problems += evidence.ordered(found)       # the best-supported cause first (evidence)
     if correct and ex.own_tiles:
         report.problems += _honest(ex, fn, dtype, runs, seed)
     elif correct and ex.once:               # any launch (a grid-stride loop): each element moved once
@@ -149,13 +154,6 @@ def _shapes(ex, shapes) -> tuple:
         raise ArgumentError(f"shapes={shapes!r}: the shapes to check on, each {each} of positive sizes",
                             hint=f"like the exercise's own, e.g. shapes=[{example}]")
     return out
-
-
-def _add(report, found, text, also_words):
-    if found:
-        (on, (what, hint)), rest = found[0], found[1:]
-        also = f" ({also_words} {', '.join(str(s) for s, _ in rest)})" if rest else ""
-        report.problems.append((text.format(on=on, what=what) + also, hint))
 
 
 def _honest(ex, fn, dtype, runs, seed) -> list:
@@ -213,4 +211,5 @@ def reveal(key: str, give_up: bool = False) -> Revealed:
     spec = transposes.SPECS[ex.reveal]
     title = (f"Your kernel passed. The course's version: `{ex.reveal}` — {spec.title} "
              f"(kernels/{spec.file}, cl.transposes.kernel(\"{ex.reveal}\"))")
-    return Revealed(key, transposes.kernel(ex.reveal).source, True, title)
+    note, lines = reveal_diff.against(ex, [get(k) for k in EXERCISES])     # the line an earlier reveal lacked
+    return Revealed(key, transposes.kernel(ex.reveal).source, True, title, note, frozenset(lines))

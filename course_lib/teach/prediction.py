@@ -9,6 +9,7 @@ by, and what the notebooks draw):
     sectors_ld, sectors_st         global 32-byte sectors per request (loads, stores)
     wavefronts_ld, wavefronts_st   shared-memory wavefronts per request
     conflicts_ld, conflicts_st     shared-memory bank conflicts per request (extra wavefronts)
+    wavefronts_ldgsts, conflicts_ldgsts   the same for cp.async's writes into shared memory (ncu's op_ldgsts)
 
 The run is a SimRun or a backend ``Result`` (``sim.run(...)``); ``line=N`` narrows every quantity to
 the memory instructions of source line N. While any guess is None, nothing is revealed: the answer
@@ -32,6 +33,8 @@ QUANTITIES = {   # keyword -> (space, op, numerator, words)
     "wavefronts_st": ("shared", "st", "wavefronts", "shared stores: wavefronts per request"),
     "conflicts_ld": ("shared", "ld", "conflicts", "shared loads: bank conflicts per request"),
     "conflicts_st": ("shared", "st", "conflicts", "shared stores: bank conflicts per request"),
+    "wavefronts_ldgsts": ("shared", "ldgsts", "wavefronts", "cp.async writes into shared memory: wavefronts per request"),
+    "conflicts_ldgsts": ("shared", "ldgsts", "conflicts", "cp.async writes into shared memory: bank conflicts per request"),
 }
 WHY = {
     "sectors": "a warp's request costs one sector per distinct 32-byte piece its 32 addresses touch",

@@ -206,16 +206,27 @@ def split_cell(source: str) -> tuple[str, str]:
 
 @dataclass
 class Revealed:
-    """What `reveal` answers: the solution (shown) or why not yet (a message)."""
+    """What `reveal` answers: the solution (shown) or why not yet (a message); `note` and `marked`
+    (line numbers) point at what differs from an earlier lesson's kernel (``reveal_diff``)."""
     key: str
     text: str
     shown: bool
     title: str = ""
+    note: str = ""
+    marked: frozenset = frozenset()
+
+    def _lines(self) -> str:
+        if not self.marked:
+            return self.text
+        return "\n".join(line + ("    // <-- the line that differs" if n in self.marked else "")
+                         for n, line in enumerate(self.text.splitlines(), 1)) + "\n"
 
     def __repr__(self):
-        return f"{self.title}\n\n{self.text}" if self.title else self.text
+        head = "\n\n".join(p for p in (self.title, self.note) if p)
+        return f"{head}\n\n{self._lines()}" if head else self.text
 
     def _repr_markdown_(self):
         if not self.shown:
             return None
-        return f"**{self.title or 'Solution of ' + repr(self.key)}**\n\n```cuda\n{self.text}```\n"
+        note = f"{self.note}\n\n" if self.note else ""
+        return f"**{self.title or 'Solution of ' + repr(self.key)}**\n\n{note}```cuda\n{self._lines()}```\n"

@@ -141,7 +141,7 @@ def _property(entry, hints: dict, values: dict):
     kwargs = {k: values.get(v, v) if isinstance(v, str) else v for k, v in kwargs.items()}   # "TILE": its value
     p = factory(name)(**kwargs)
     hint = hints.get(" ".join([name, *map(str, kwargs.values())])) or hints.get(name) or _fit_hint(p.hint, values)
-    return properties.Property(p.name, p.test, render_text(hint, values))
+    return properties.Property(p.name, p.test, render_text(hint, values), p.needs)   # needs: what the run records
 
 
 def _name(entry) -> str:

@@ -101,6 +101,8 @@ def traffic(run) -> dict:
              threads=math.prod(run.grid) * math.prod(run.block))
     per_sector = _lines_per_sector(run)
     for r in run.instructions:
+        if r["op"] == "ldgsts":    # a cp.async's shared side: the same instruction, fitted without it (STATUS)
+            continue
         t["requests"] += r["requests"]
         if r["space"] == "global":
             t[f"useful_{r['op']}"] += r["bytes"]

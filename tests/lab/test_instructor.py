@@ -79,9 +79,9 @@ def test_every_exercise_has_its_stub_cell_checker_and_reveal_in_its_notebook():
 
 
 def test_verify_catches_a_broken_exercise():
-    base = "%%cuda\n" + r"""__global__ void transpose_padded(float* out, const float* in, int rows, int cols)
+    base = "%%cuda\n" + r"""__global__ void transpose_padded(unsigned short* out, const unsigned short* in, int rows, int cols)
 {
-    __shared__ float tile[32][32 + 1];
+    __shared__ unsigned short tile[32][32 + 2];
     int x = blockIdx.x * 32 + threadIdx.x, y = blockIdx.y * 32 + threadIdx.y;
     if (x < cols && y < rows) tile[threadIdx.y][threadIdx.x] = in[(size_t)y * cols + x];
     __syncthreads();
@@ -99,7 +99,7 @@ def test_verify_catches_a_broken_exercise():
     assert "does not compile" in problems(base.replace("//> STUB", "//> int x = ;"))
     assert "passes the checker" in problems(base.replace(
         "//> STUB", "//> if (x < rows && y < cols) out[(size_t)y * rows + x] = tile[threadIdx.x][threadIdx.y];"))
-    assert "fails its checker" in problems(base.replace("    //> STUB\n", "").replace("[32 + 1]", "[32]"))
+    assert "fails its checker" in problems(base.replace("    //> STUB\n", "").replace("[32 + 2]", "[32]"))
     assert "markers" in problems(base.replace("    // END SOLUTION\n", ""))
 
 

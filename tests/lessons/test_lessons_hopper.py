@@ -144,3 +144,50 @@ def test_instruction_mix_counts_the_shuffles_notebook_12_cites():
     assert "computed from the machine code" in mix          # the table says where its numbers come from
     if int(row[-1]):                  # the listing has machine code (nvdisasm installed): count its SHFL
         assert row[1] == "80"         # 5 butterfly rounds x 16 swaps per lane
+
+
+def test_the_cost_table_sets_each_swizzle_beside_the_same_rows_unswizzled():
+    """Issue 35: the 32 B and 64 B columns once used 32- and 64-byte box rows against 128 for "none", so
+    tma_tile's reads read as a swizzle doubling them (none 8, 32 B 16). With the same rows on both sides a
+    swizzle never costs more, and only the 128-byte one frees tma_tile's reads."""
+    for access in hopper.ACCESSES:
+        for pitch, mode in ((32, 32), (64, 64), (128, 128)):
+            assert hopper.cost(access, mode, pitch)[0] <= hopper.cost(access, 0, pitch)[0], (access, pitch)
+    assert hopper.cost("tma_tile", 32, 32) == hopper.cost("tma_tile", 0, 32) == (16, 12)
+    text = repr(hopper.cost_table())
+    assert "32-byte rows none 16; 32-byte rows swizzle 32 B 16" in text and "in 32-byte rows 2 x 4" in text
+
+
+def test_overlap_asks_then_grades_the_groups_in_flight():
+    """Notebook 12's judgement before the pipeline exercise: the stub reads with no group in flight, the
+    solution with one; nothing is revealed while a guess is missing."""
+    from course_lib.lessons import overlap
+    from course_lib.notebook import magic
+    from course_lib.teach import exercises, solutions
+    ex = exercises.get("async_pipeline")
+    stub = magic.compile_cell("", solutions.stub("async_pipeline"))[1][ex.kernel]
+    asked = repr(overlap.predict(stub, now=None, pipelined=None))
+    assert "your guess: ?" in asked and "why" not in asked and "kernel's order" not in asked
+    graded = repr(overlap.predict(stub, now=0, pipelined=2))
+    assert "✓ your kernel as it is now" in graded and "✗ a pipeline" in graded and "1 of 2 right" in graded
+    solved = magic.compile_cell("", solutions.body("async_pipeline"))[1][ex.kernel]
+    assert overlap.in_flight(solved) == 1 and overlap.in_flight(stub) == 0
+    with pytest.raises(Exception, match="whole number"):
+        overlap.predict(stub, now=0.5, pipelined=1)
+
+
+def test_notebook_12s_controlled_claims_are_the_runs():
+    """The controlled runs (h100_2026-11-27_async) as notebook 12 reads them: four tiles per block do not cost
+    at 8192 x 8192 with cp.async and do at 1000 x 1030; plain loads through async_tile.cu's code trail
+    padded_32x8 with one tile per block, so the gap is the code's; ranges as the runs' min-max."""
+    import json
+    from pathlib import Path
+    run = json.loads((Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "h100_2026-11-27_async" /
+                      "async_controlled.json").read_text())
+    lo, hi, med = run["min"], run["max"], run["median"]
+    big, small = "8192x8192", "1000x1030"
+    assert lo[big]["async_t4_s2"] > hi[big]["async_t1_s1"]                  # four tiles ahead of one (cp.async)
+    assert hi[small]["async_t4_s2"] < lo[small]["async_t1_s1"]              # and behind at 1000 x 1030
+    assert hi[big]["plain_t1_s1"] < lo[big]["padded_32x8"]                  # the same algorithm, async_tile.cu's code
+    assert hi[big]["async_t4_s2"] < lo[big]["padded_32x8"] and hi[big]["async_t4_s1"] < lo[big]["async_t4_s2"]
+    assert abs(med[big]["async_t1_s1"] - med[big]["plain_t1_s1"]) < 0.01      # one tile: level

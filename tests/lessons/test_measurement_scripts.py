@@ -139,3 +139,45 @@ def test_rounds_without_a_gpu_says_so_and_lists_its_cases(capsys):
     assert "rect[BX=8;BY=8;PAD=2]" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         rounds.main(["prose", "--dtype", "f128"])
+
+
+# ---------------------------------------------------------------------------- mechanics.py (issue 35)
+
+def test_mechanics_kernels_transpose_every_shape_in_every_order_and_path():
+    """block order and the read-only path change which blocks run together and which load instruction
+    reads in; never the result (simulated on awkward shapes, every element compared)."""
+    mech = script("mechanics")
+    assert mech.check() == []
+    sass = {name: "".join(i["text"] for i in fn.simulate(*mech.launch(name, 40, 70), (
+        np.zeros((70, 40), np.float32), np.ones((40, 70), np.float32), np.int32(40), np.int32(70)),
+        progress=False).instructions if i["space"] == "global" and i["op"] == "ld")
+        for name, fn in mech.functions().items() if name.startswith("col_")}
+    assert [k for k, v in sass.items() if "nc" in v] == ["col_restrict", "col_ldg"]      # ld.global.nc: LDG.E.CONSTANT
+
+
+def test_mechanics_lists_its_cases_and_without_a_gpu_says_so(capsys, monkeypatch):
+    mech = script("mechanics")
+    assert mech.main(["--list"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert "order float32 2048x2048: row-major, column-major, diagonal" in listed and len(listed) == 9
+    monkeypatch.setenv("COURSE_LIB_BACKEND", "sim")
+    assert mech.main(["order", "--size", "2048"]) == 0 and "no NVIDIA GPU" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------- ldgsts_check.py
+
+def test_ldgsts_check_launches_what_it_says_and_judges_repetitions(tmp_path):
+    """benchmarks/ldgsts_check.py (issue 35; a GPU step of gpu_session.sh): every launch resolves to a kernel of
+    its source with a grid that covers the shape; the verdict reads ncu's repetitions against the model."""
+    mod = script("ldgsts_check")
+    items = mod.launches(tmp_path)
+    names = {i[2] for i in items if i[2]}
+    assert {"column_in<float, 0>", "column_in<double, 0>", "chunk_column<128>", "zero_fill"} <= names
+    assert {i[1] for i in items} == {"async_tile.cu", "ldgsts_probe.cu", "async_tile", "async_pipeline", "staged_copy"}
+    for item in items:
+        path, name, grid, block = mod._resolve(tmp_path, item)
+        assert path.exists() and (name in path.read_text() or name.split("<")[0] in path.read_text())
+        assert np.prod(grid) * np.prod(block) >= (item[3] * item[4] if item[1] == "staged_copy" else 32)
+    assert mod.verdict(28, [28, 28, 28]) == "exact"
+    assert mod.verdict(0, [24, 65, 30]) == "above, varies"
+    assert mod.verdict(0, [24, 24, 24]) == "WRONG" and mod.verdict(31, [0, 0, 0]) == "WRONG"

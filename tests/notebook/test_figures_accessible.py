@@ -5,6 +5,7 @@ a <table>); its title names its source; its categories stay apart for protan, de
 viewers (palette.closest_pair) unless marker shapes, dashes, patterns or written labels tell them
 apart. Reads the stored JSON only: no kernel runs here."""
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,56 @@ def test_every_stored_table_says_where_its_numbers_come_from(path):
                 bad.append(f"{path.name} {where}: a table without 'measured on', 'simulated', 'modelled' or "
                            f"'computed from': {alt.plain(html)[:100]!r}")
     assert not bad, "\n".join(bad[:20])
+
+
+# the notebooks whose figures all come from makers that say what to notice (draw, charts, bank_pictures,
+# lessons.cpu/warps/shapes/banks); 08 and 12 join once aos.py's and hopper.py's own pictures do too
+NOTICED = [p for p in NOTEBOOKS if p.stem[:2] not in {"08", "12"}]
+
+
+def _alternatives(nb: dict):
+    """(where, text/plain of each figure's text alternative and of each explorer's stored output)."""
+    for where, fig, after in figures(nb):
+        yield where, "".join((after or {}).get("data", {}).get("text/plain", ""))
+    for i, cell in enumerate(nb["cells"]):
+        for o in cell.get("outputs", []):
+            if "application/vnd.jupyter.widget-view+json" in o.get("data", {}):
+                yield f"cell {i} (widget)", "".join(o["data"].get("text/plain", ""))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem[:2] for p in NOTEBOOKS])
+def test_stored_text_alternatives_name_their_tables_and_explorers_describe_their_view(path):
+    """No 'series 1' caption; an explorer's stored output says what its view shows (a notebook read
+    on GitHub or nbviewer shows that text, not `VBox(...)`); no chart measured on a CPU calls its
+    ceiling cudaMemcpy, and each says it is not a GPU."""
+    nb = json.loads(path.read_text())
+    bad = []
+    for where, text in _alternatives(nb):
+        if "series " in text and any(line.startswith("series ") for line in text.splitlines()):
+            bad.append(f"{path.name} {where}: a table captioned 'series N'")
+        if where.endswith("(widget)") and (re.match(r"\w+\(", text) or "Its view with" not in text
+                                           and not text.startswith("(a progress bar")):
+            bad.append(f"{path.name} {where}: the widget stores {text[:60]!r}, not what its view shows")
+        if "this CPU" in text and ("cudaMemcpy" in text or "not a GPU" not in text):
+            bad.append(f"{path.name} {where}: a chart measured on this CPU that names cudaMemcpy or does not say "
+                       "it is not a GPU")
+    assert not bad, "\n".join(bad[:20])
+
+
+@pytest.mark.parametrize("path", NOTICED, ids=[p.stem[:2] for p in NOTICED])
+def test_every_stored_figure_says_what_to_notice_first(path):
+    nb = json.loads(path.read_text())
+    bad = [f"{path.name} {where}: {alt.plain(fig.get('layout', {}).get('title', {}).get('text', ''))[:70]!r} "
+           "has no sentence saying what to notice" for where, fig, _ in figures(nb)
+           if not (fig.get("layout", {}).get("meta") or {}).get("notice")]
+    assert not bad, "\n".join(bad[:20])
+
+
+def test_the_stored_checks_catch_series_captions_vbox_explorers_and_cpu_memcpy():
+    fig = {"data": [{"type": "scatter", "x": [1], "y": [2]}], "layout": {"title": {"text": "measured on this CPU"}}}
+    plain = alt.bundle(fig)["text/plain"]
+    assert "series" not in plain and "y against x" in plain
+    nb = {"cells": [{"outputs": [{"data": {PLOTLY: fig}}, {"data": {"text/plain": "series 1: x | y"}}]},
+                    {"outputs": [{"data": {"application/vnd.jupyter.widget-view+json": {}, "text/plain": "VBox(...)"}}]}]}
+    found = list(_alternatives(nb))
+    assert [w for w, _ in found] == ["cell 0", "cell 1 (widget)"] and found[1][1] == "VBox(...)"

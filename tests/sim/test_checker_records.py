@@ -34,6 +34,9 @@ def test_owners_name_the_blocks_that_read_and_wrote_each_element():
     assert (o.write_lo[0], o.write_hi[0]) == (0, 1) and (o.write_lo[64], o.write_hi[64]) == (1, 1)
     assert (i.read_lo[5], i.read_hi[5]) == (0, 1) and (i.read_lo[200], i.read_hi[200]) == (3, 3)
     assert (o.read_hi == -1).all() and (i.write_hi == -1).all()
+    # the writers' warps, numbered over the launch (2 warps a block): element 0 by warps 0 and 2 (block 1's)
+    assert (o.warp_lo[0], o.warp_hi[0]) == (0, 2) and (o.warp_lo[100], o.warp_hi[100]) == (3, 3)
+    assert (i.warp_hi == -1).all()                          # reads record no warp
     assert _run(SRC)[0].owners is None                      # off unless asked for
 
 

@@ -22,6 +22,7 @@ import pytest
 
 from course_lib.sim.movement import tma
 from course_lib.sim.results.async_result import SHARED_BY_BLOCKS_NOTE
+from course_lib.sim.results.metrics import LDGSTS_NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "h100_2026-11-22"
@@ -148,6 +149,7 @@ def test_tma_store_contention_is_what_the_note_says():
 # ----------------------------------------------------------------------------- Hopper's data movement
 HOPPER = ROOT / "benchmarks" / "results" / "h100_2026-11-26_hopper"
 HOPPER_RUNS = ["run1_ncu.json", "run2_ncu.json", "run4_ncu.json"]
+LDGSTS_CONFLICTS = LDGSTS_NAMES["conflicts"]
 TMA_COUNTERS = [tma.TMA_READ_BYTES, tma.TMA_READ_SECTORS, tma.TMA_WRITE_BYTES, tma.TMA_WRITE_SECTORS, tma.TMA_LOADS,
                 tma.TMA_STORES]
 
@@ -157,16 +159,24 @@ def _hopper_records(run, stage="all"):
     return json.loads(path.read_text())[stage]["records"] if path.exists() else []
 
 
+# cp.async's shared-side bank conflicts (issue 35): ncu counted this launch's twice, 24 (run 1) and 65 (run 2),
+# where the copies' destinations alone cost none (the simulator's 0): the part that depends on timing, which
+# the simulator's note describes (tests/sim/test_ldgsts_agreement.py). Held to: ncu at or above the model.
+LDGSTS_TIMING = {"async_tile float32 100 130"}
+
+
 def _hopper_disagreements(records, launch):
     """(label, {metric: (sim, ncu)}) of every record whose simulated counts differ from ncu's: the eight
-    metrics always, the TMA counters where ncu collected them."""
+    metrics always, the TMA counters and cp.async's shared-side conflicts where ncu collected them."""
     wrong = []
     for r in records:
         fn, grid, block, args, shared = launch(r["label"])
         run = fn.simulate(grid, block, args, shared_mem=shared, check_races=False, echo=False, progress=False)
-        names = ncu_compare.METRICS + [m for m in TMA_COUNTERS if m in r["ncu"]]
+        names = ncu_compare.METRICS + [m for m in TMA_COUNTERS + [LDGSTS_CONFLICTS] if m in r["ncu"]]
         diff = {m: (int(run.metrics.get(m, 0)), int(r["ncu"].get(m, 0))) for m in names
-                if int(run.metrics.get(m, 0)) != int(r["ncu"].get(m, 0))}
+                if int(run.metrics.get(m, 0)) != int(r["ncu"].get(m, 0))
+                and not (m == LDGSTS_CONFLICTS and r["label"] in LDGSTS_TIMING
+                         and int(r["ncu"][m]) > int(run.metrics.get(m, 0)))}
         if diff:
             wrong.append((r["label"], diff))
     return wrong

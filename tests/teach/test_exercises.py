@@ -95,6 +95,23 @@ WRONG = [
     ("grid_copy", "step = blockDim.x", ("size_t step = (size_t)gridDim.x * blockDim.y * blockDim.x;", "size_t step = blockDim.x;"), ["loaded more than once"]),
     ("grid_copy", "threadIdx.y left out of the thread's number", ("((size_t)blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x", "(size_t)blockIdx.x * blockDim.x + threadIdx.x"),
      ["never written"]),
+    # ... and the grid must be numbered: one block, or one warp, copying everything is refused (issue 35)
+    ("grid_copy", "one block copies the whole matrix, the other seven return",
+     ("size_t first = ((size_t)blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;",
+      "if (blockIdx.x != 0) return;\n    size_t first = (size_t)threadIdx.y * blockDim.x + threadIdx.x;",
+      "size_t step = (size_t)gridDim.x * blockDim.y * blockDim.x;", "size_t step = (size_t)blockDim.y * blockDim.x;"),
+     ["every block and warp does its share", "block (0, 0, 0) wrote 4,096 of the 4,096", "wrote none",
+      "every block of the grid", "blockIdx.x, threadIdx.y and threadIdx.x all count"]),
+    ("grid_copy", "one warp copies the whole matrix",
+     ("size_t first = ((size_t)blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;",
+      "if (blockIdx.x != 0 || threadIdx.y != 0) return;\n    size_t first = threadIdx.x;",
+      "size_t step = (size_t)gridDim.x * blockDim.y * blockDim.x;", "size_t step = 32;"),
+     ["every block and warp does its share", "all of them by its warp 0", "wrote none"]),
+    ("grid_copy", "warp 0 of each block copies that block's share, threadIdx.y left idle",
+     ("size_t first = ((size_t)blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;",
+      "if (threadIdx.y != 0) return;\n    size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;",
+      "size_t step = (size_t)gridDim.x * blockDim.y * blockDim.x;", "size_t step = (size_t)gridDim.x * blockDim.x;"),
+     ["warp 0 of block (0, 0, 0) wrote 512 elements of out, 8 times its share", "warps 1-7 of each block wrote none"]),
     ("grid_copy", "threads numbered y fastest: 8 rows apart in a warp",
      ("((size_t)blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x", "((size_t)blockIdx.x * blockDim.x + threadIdx.x) * blockDim.y + threadIdx.y"),
      ["correct on 5 shapes", "32.0 sectors per request", "threadIdx.x"]),
@@ -116,7 +133,7 @@ WRONG = [
      ["lost their fraction"]),
     # 04: the shared tile
     ("shared_tile", "tile read back untransposed", ("= tile[threadIdx.x][threadIdx.y]", "= tile[threadIdx.y][threadIdx.x]"),
-     ["elements are wrong", "out[c * rows + r]"]),
+     ["elements are wrong", "only the elements on the tile's own diagonal are right", "tile[threadIdx.x][threadIdx.y]"]),
     ("shared_tile", "bounds test compares y with cols", ("if (x < cols && y < rows)", "if (x < cols && y < cols)"),
      ["1000x1030", "Out of bounds", "line"]),
     ("shared_tile", "the barrier inside the bounds if (CUDA_Freshman's tile)", (TILE_IN, BARRIER_IN_IF), BARRIER_WORDS),
@@ -213,16 +230,20 @@ WRONG = [
      ["RAW hazard", "line 18", "__syncthreads() that follows every thread's wait"]),
     ("async_tile", "the barrier before the wait", (ASYNC_WAIT + ASYNC_BARRIER, "    __syncthreads();\n    __pipeline_wait_prior(0);\n"),
      ["RAW hazard", "no races"]),
+    ("async_tile", "the tile turned around on its way in, unpadded: each warp's copies write a column of it",
+     ("tile[32][32 + 1]", "tile[32][32]", "&tile[threadIdx.y + j][threadIdx.x], &in", "&tile[threadIdx.x][threadIdx.y + j], &in",
+      "= tile[threadIdx.x][threadIdx.y + j];", "= tile[threadIdx.y + j][threadIdx.x];"),
+     ["correct on", "the shared cp.async writes on line", "32.0 wavefronts per request"]),
     # 11: beat the library on counts
     ("beat_library", "the barrier inside the load's bounds test",
      ("        row[0] = v.x; row[1] = v.y; row[2] = v.z; row[3] = v.w;\n    }\n    __syncthreads();",
       "        row[0] = v.x; row[1] = v.y; row[2] = v.z; row[3] = v.w;\n        __syncthreads();\n    }"),
      ["Barrier skipped"]),
-    ("beat_library", "float4 loads, but four scalar stores: 104 instructions per 1024 elements",
+    ("beat_library", "float4 loads, but four scalar stores: each a 4-byte store 16 bytes from the next lane's",
      ("        *reinterpret_cast<float4*>(out + (size_t)orow * rows + oc) =\n"
       "            make_float4(tile[k][threadIdx.y], tile[k + 1][threadIdx.y], tile[k + 2][threadIdx.y], tile[k + 3][threadIdx.y]);",
       "        for (int e = 0; e < 4; ++e) out[(size_t)orow * rows + oc + e] = tile[k + e][threadIdx.y];"),
-     ["correct on 5 shapes", "over the budget: instructions 104 per 1024 elements (budget 80)", "fast"]),
+     ["correct on 5 shapes", "over the budget: sectors 640 per 1024 elements (budget 256)", "fast"]),
     # 12: the pipeline (more of its wrong kernels, one stage at a time dressed up, in test_pipeline.py)
     ("async_pipeline", "the barrier only for threads whose column of out is inside the matrix",
      ("        __syncthreads();                         // every thread's copies of tile s have landed",
@@ -384,6 +405,20 @@ def test_reveal_shows_the_course_kernel_only_after_a_pass_and_only_in_self_study
         E.reveal("nope")
 
 
+def test_reveal_points_at_the_line_that_differs_from_the_earlier_lessons_kernel():
+    """04 and 05 reveal the same file (kernels/tile.cu); 05's reveal names and marks the one line PAD
+    changes, and says what the student's element size needs."""
+    assert E.check("padded_tile", _kernel(SOL["padded_tile"], "transpose_padded")).ok
+    shown = E.reveal("padded_tile")
+    assert shown.shown and "notebook 04's `tile`" in shown.note and "PAD = 1" in shown.note
+    assert "line 28: `__shared__ T t[TILE][TILE + PAD];`" in shown.note and shown.marked == {28}
+    assert "`unsigned short`, which need PAD = 2" in shown.note
+    marked = [line for line in shown._repr_markdown_().splitlines() if "the line that differs" in line]
+    assert marked == ["    __shared__ T t[TILE][TILE + PAD];    // <-- the line that differs"]
+    assert E.check("shared_tile", _kernel(SOL["shared_tile"], "transpose_tile")).ok
+    assert E.reveal("shared_tile").note == ""                 # the first of the file: nothing to compare
+
+
 def strip_solutions_of(key):
     return E.strip_solutions(SOL[key])
 
@@ -461,7 +496,9 @@ def test_a_variants_check_stub_and_text_follow_its_parameters(monkeypatch):
     assert "unsigned char* out" in repr(ex) and ex.dtypes == (np.uint8,)
     assert "unsigned char tile[32][32];" in E.stub("padded_tile")
     report = E.check("padded_tile", _kernel(E.stub("padded_tile"), ex.kernel))
-    assert not report.ok and "[32][32 + 4]" in repr(report)          # the hint has the variant's padding
+    # the hint speaks of the variant's type and leads to its padding without handing it over (issue 35)
+    assert not report.ok and "how many bytes is one unsigned char" in repr(report) and "[32][32 + ?]" in repr(report)
+    assert "[32][32 + 4]" not in repr(report)
     assert E.check("padded_tile", _kernel(solutions.body("padded_tile", dict(ex.params)), ex.kernel)).ok
     assert not E.check("padded_tile", _kernel(SOL["padded_tile"], ex.kernel)).ok
 

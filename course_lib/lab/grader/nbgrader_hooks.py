@@ -13,6 +13,8 @@ nbgrader's Execute for ``autograde``, never runs a student's code as the instruc
 in course_lib.lab.grader.sandbox (its test cells emptied, in a throw-away copy of its folder), and each test
 cell of a course exercise shows the verdict of course_lib.lab.grader.trusted on the exercise cell's text, with
 hidden shapes from the course's seed (hidden.hidden_shapes). Without a working bubblewrap it refuses.
+Last, course_lib.lab.grader.inert makes the autograded notebook inert (formgrader, the feedback and the
+notebook itself show nothing a student made that runs or loads), and the feedback's input too.
 Importing this module needs nbgrader (the ``[instructor]`` extra).
 """
 from __future__ import annotations
@@ -32,6 +34,7 @@ from nbgrader.preprocessors import ClearSolutions, Execute
 from ...teach import variants
 from ...teach.solutions import has_solution, strip_solutions
 from . import results, sandbox, submission, trusted
+from .inert import InertNotebook
 
 CELL_TIMEOUT_S = 300        # a notebook cell on the simulator takes seconds; a checker at most ~10
 
@@ -165,7 +168,11 @@ def _swap(app, trait, old, new) -> list:
 
 def configure(c) -> None:
     """Set nbgrader's configuration `c` for the course (its preprocessor lists are read from nbgrader)."""
-    from nbgrader.converters import Autograde, GenerateAssignment
+    from nbgrader.converters import Autograde, GenerateAssignment, GenerateFeedback
     c.GenerateAssignment.preprocessors = _swap(GenerateAssignment, "preprocessors", ClearSolutions, CourseStubs)
-    c.Autograde.autograde_preprocessors = _swap(Autograde, "autograde_preprocessors", Execute, SandboxedExecute)
+    # inert last, once the grades are saved: autograded/ is what formgrader, the feedback and an instructor open
+    c.Autograde.autograde_preprocessors = [*_swap(Autograde, "autograde_preprocessors", Execute, SandboxedExecute),
+                                           InertNotebook]
+    # and first for the feedback, so that a notebook autograded before this step existed gets no script into it
+    c.GenerateFeedback.preprocessors = [InertNotebook, *GenerateFeedback.class_traits()["preprocessors"].default()]
     c.Execute.timeout = CELL_TIMEOUT_S

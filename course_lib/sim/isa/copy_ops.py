@@ -7,8 +7,9 @@ copies (TMA) in ``tensor_ops``.
 The semantics live in ``async_copy`` (groups, zero-fill, counting); this module reads operands,
 reads global memory when a copy is issued, writes shared memory when the issuing thread's
 wait_group (or cp.async.mbarrier.arrive) covers the copy, and counts what ncu counts: a cp.async
-is a global load (requests and sectors). Per batch it keeps the copies in flight
-(``b.async_copies``), which ``copy_races`` reads to name a touch of their destination before the wait.
+is a global load (requests and sectors), and its writes into shared memory (LDGSTS's shared side)
+have counters of their own. Per batch it keeps the copies in flight (``b.async_copies``), which
+``copy_races`` reads to name a touch of their destination before the wait.
 Bulk stores complete at once in the simulator, so their commit_group / wait_group do nothing.
 """
 from __future__ import annotations
@@ -148,7 +149,8 @@ def _destination(program, b, mask, ins, addr, width):
 
 
 def _count(program, b, ins, slots, src, dst, reads, level, size):
-    """ncu's global load requests and sectors of one cp.async over the batch's warps."""
+    """ncu's global load requests and sectors of one cp.async over the batch's warps, and its shared
+    side: every lane that executes it writes `size` bytes at its destination, zero-filled or not."""
     s, d, r = (np.zeros(b.n, np.int64) for _ in range(3))
     s[slots], d[slots], r[slots] = src.astype(np.int64), dst.astype(np.int64), reads
     req, sec = async_copy.global_load_counts(s.reshape(-1, 32), d.reshape(-1, 32), r.reshape(-1, 32).astype(bool), level)
@@ -156,6 +158,9 @@ def _count(program, b, ins, slots, src, dst, reads, level, size):
     c.global_requests[ins.index] += req
     c.sectors[ins.index] += sec
     c.global_bytes[ins.index] += int(reads.sum()) * size
+    writes = np.zeros(b.n, np.bool_)
+    writes[slots] = True
+    c.add_ldgsts(ins.index, d.reshape(-1, 32), writes.reshape(-1, 32), size)
 
 
 def unfinished(program, b):

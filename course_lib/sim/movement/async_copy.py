@@ -21,6 +21,9 @@ completion as that thread's write for the race detector).
 Counting (ncu on an H100, issue 19): an LDGSTS is one global *load* request per warp with its
 sectors (l1tex__t_requests/sectors_pipe_lsu_mem_global_op_ld), no shared-store wavefronts, and
 not an smsp__inst_executed_op_global_ld; ``global_load_counts`` gives its requests and sectors.
+Its writes into shared memory have counters of their own (op_ldgsts, issue 35): the destinations
+cost what a store of the copy's width to them would (metrics.Counters.add_ldgsts), and on a GPU
+other warps' shared traffic at the same time can add conflicts there (``NOTE``).
 This module keeps the bookkeeping; the executor reads global memory and writes shared memory.
 """
 from __future__ import annotations
@@ -153,8 +156,12 @@ def global_load_counts(src: np.ndarray, dst: np.ndarray, reads: np.ndarray, leve
 
 
 SENTINEL = np.iinfo(np.int64).max
-NOTE = ("cp.async (LDGSTS): ncu counts it as a global load (requests and sectors); its shared-memory "
-        "writes add no shared store wavefronts")
+NOTE = ("cp.async (LDGSTS): ncu counts it as a global load (requests and sectors); its writes into shared "
+        "memory are not shared stores but have counters of their own (op_ldgsts in run.metrics: wavefronts and bank "
+        "conflicts, the destinations costed as a store of the copy's width). On a GPU, other warps' shared-memory "
+        "traffic at the same time can add conflicts to that counter that depend on timing (H100, async_tile float32 "
+        "100x130: 24 in one run, 65 in another, where the destinations alone cost none); the simulator counts the "
+        "destinations' own")
 
 
 def parse(mods, operands, registers: dict) -> dict:

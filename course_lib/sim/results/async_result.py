@@ -13,7 +13,10 @@ launches, three counts; none at all with one block per SM); the simulator counts
 SimRun's own rows cover ld/st; the instructions here are counted in the same Counters arrays
 (``copy_ops``, ``matrix_ops``) and need rows of the same shape, so that run.metrics, run.by_line,
 the tables and the listings include them exactly as Nsight Compute does: a cp.async is a global
-load, an ldmatrix a shared load, an stmatrix a shared store. TMA and bulk copies have no rows: ncu
+load, an ldmatrix a shared load, an stmatrix a shared store. A cp.async has a second row, space
+"shared" and op "ldgsts": its writes into shared memory, which ncu counts under op_ldgsts (bank
+conflicts; wavefronts in its smsp__sass_ counter), never as stores. The row's requests are the warps
+that executed the copy, the same instruction as the global row's: not a second instruction. TMA and bulk copies have no rows: ncu
 counts them in counters of their own, which ``extra_metrics`` gives and ``notes`` explains.
 """
 from __future__ import annotations
@@ -38,6 +41,10 @@ def rows(program) -> list[dict]:
         if space == "global" and c.global_requests[i]:
             out.append(dict(common, requests=int(c.global_requests[i]), sectors=int(c.sectors[i]), wavefronts=0,
                             conflicts=0, bytes=int(c.global_bytes[i])))
+        if ins.opcode == "cp" and c.ldgsts_requests[i]:          # the same copy's writes into shared memory
+            out.append(dict(common, space="shared", op="ldgsts", requests=int(c.ldgsts_requests[i]), sectors=0,
+                            wavefronts=int(c.ldgsts_wavefronts[i]), conflicts=int(c.ldgsts_conflicts[i]),
+                            bytes=int(c.ldgsts_bytes[i])))
         elif space == "shared" and c.shared_requests[i]:
             out.append(dict(common, requests=int(c.shared_requests[i]), sectors=0, wavefronts=int(c.wavefronts[i]),
                             conflicts=int(c.conflicts[i]), bytes=int(c.shared_bytes[i])))

@@ -210,7 +210,8 @@ def _counts(rows):
         else:
             per = r["wavefronts"] / req if req else 0
             bad |= r["conflicts"] > 0
-            bits.append(f"{req} requests, {r['wavefronts']} wavefronts ({per:.1f}/req)"
+            into = "into shared: " if r["op"] == "ldgsts" else ""      # a cp.async's second row
+            bits.append(f"{into}{req} requests, {r['wavefronts']} wavefronts ({per:.1f}/req)"
                         + (f", {r['conflicts']} conflicts" if r["conflicts"] else ""))
     return "; ".join(bits) or "not executed in this launch", bad
 

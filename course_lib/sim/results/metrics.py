@@ -13,6 +13,13 @@ count against it). A phase costs the largest number of distinct 4-byte words one
 deliver (equal addresses merge: broadcast); wavefronts are the sum over phases. A phase
 ideally needs ceil(distinct words / 32) wavefronts; conflicts are wavefronts minus that.
 
+cp.async's writes into shared memory (``l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts``, and
+the wavefronts ``smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts``): the store rule on
+the copies' destinations with the copy's width (``Counters.add_ldgsts``), in counters of their own, as
+ncu keeps them apart from the stores. Checked on every launch an H100 measured with that counter
+(tests/sim/test_ldgsts_agreement.py); a kernel whose other warps use shared memory meanwhile can
+count more on the GPU, by timing (async_result's note).
+
 These are the rules of shared/docs/memory-rules.md, made precise for partial warps and for
 the conflict count by 738 warp patterns measured on an H100 with ncu
 (benchmarks/ncu_shared_probe.py; results in benchmarks/results/h100_2026-11-22/).
@@ -54,6 +61,13 @@ METRIC_NAMES = {
     ("shared", "st", "wavefronts"): "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
     ("shared", "ld", "conflicts"): "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
     ("shared", "st", "conflicts"): "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+}
+
+# cp.async's shared side (LDGSTS writing the copy into shared memory): ncu counts it under op_ldgsts, apart
+# from the stores, and SimRun.metrics has these keys only for a kernel whose cp.async copies ran
+LDGSTS_NAMES = {
+    "wavefronts": "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
+    "conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum",
 }
 
 
@@ -148,6 +162,9 @@ class Counters:
         z = lambda: np.zeros(n_instructions, np.int64)
         self.global_requests, self.sectors, self.global_bytes = z(), z(), z()
         self.shared_requests, self.wavefronts, self.conflicts, self.shared_bytes = z(), z(), z(), z()
+        # cp.async's writes into shared memory (LDGSTS's shared side), which ncu counts apart (op_ldgsts)
+        self.ldgsts_requests, self.ldgsts_wavefronts, self.ldgsts_conflicts, self.ldgsts_bytes = z(), z(), z(), z()
+        self.warp_instructions = np.zeros(n_instructions + 1, np.int64)   # per PTX instruction: warps that ran it
         self.patterns: dict = {}      # one warp's pattern -> its cost (see per_pattern)
 
     @property
@@ -170,6 +187,15 @@ class Counters:
         self.wavefronts[pc] += w
         self.conflicts[pc] += c
         self.shared_bytes[pc] += int(active.sum()) * width
+
+    def add_ldgsts(self, pc, addr, active, width):
+        """The shared side of one cp.async over whole warps: the destinations cost what a shared store
+        of the copy's width to them costs (quarter-warp phases for 16 bytes...), in counters of its own."""
+        w, c, r = per_pattern(shared_wavefronts, addr, active, WORD, (width, False), self.patterns)
+        self.ldgsts_requests[pc] += r
+        self.ldgsts_wavefronts[pc] += w
+        self.ldgsts_conflicts[pc] += c
+        self.ldgsts_bytes[pc] += int(active.sum()) * width
 
 
 SECTOR, WORD = 32, 4
@@ -217,6 +243,10 @@ def annotate(m) -> str:
         if wf:
             c = m[METRIC_NAMES[("shared", op, "conflicts")]]
             bits.append(f"shared {op}: {wf} wavefronts" + (f", {c} conflicts" if c else ""))
+    wf = m.get(LDGSTS_NAMES["wavefronts"])
+    if wf:
+        c = m[LDGSTS_NAMES["conflicts"]]
+        bits.append(f"cp.async into shared: {wf} wavefronts" + (f", {c} conflicts" if c else ""))
     return "; ".join(bits)
 
 
@@ -234,6 +264,9 @@ def totals(rows) -> dict:
         if sp == "global":
             out[METRIC_NAMES[("global", r["op"], "requests")]] += r["requests"]
             out[METRIC_NAMES[("global", r["op"], "sectors")]] += r["sectors"]
+        elif sp == "shared" and r["op"] == "ldgsts":
+            for what, name in LDGSTS_NAMES.items():
+                out[name] = out.get(name, 0) + r[what]
         elif sp == "shared":
             out[METRIC_NAMES[("shared", r["op"], "wavefronts")]] += r["wavefronts"]
             out[METRIC_NAMES[("shared", r["op"], "conflicts")]] += r["conflicts"]

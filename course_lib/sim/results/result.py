@@ -11,7 +11,7 @@ from ...compile.platforms import install_hint
 from ..checks.finding import Finding
 from . import async_result
 from .code_view import render
-from .metrics import METRIC_NAMES, access_width, totals
+from .metrics import LDGSTS_NAMES, METRIC_NAMES, access_width, totals
 from ..checks.races import Race  # noqa: F401  (the type of SimRun.races)
 
 MACHINE_CODE_WHEELS = ("nvidia-cuda-nvrtc==13.0.*", "nvidia-cuda-nvdisasm")   # what reads ptxas's machine code
@@ -53,6 +53,8 @@ class SimRun:
         self.instructions.sort(key=lambda r: r["pc"])      # program order (stable: a pc's spaces keep theirs)
         self.atomics = _atomic_rows(p, c)
         self.owners = p.owners.result() if p.owners is not None else None   # see sim.checks.owners
+        # PTX instructions executed, counted once per warp with an active thread (not ncu's SASS count)
+        self.warp_instructions = int(c.warp_instructions.sum())
         self.tma_counts = async_result.extra_metrics(p)     # the TMA's own counters, by their ncu names
         self.metrics = {**totals(self.instructions), **self.tma_counts}
         self.by_line = {}
@@ -110,6 +112,9 @@ class SimRun:
             wf = g("shared", op, "wavefronts")
             if wf:
                 parts.append(f"shared {word}: {wf} wavefronts, {g('shared', op, 'conflicts')} bank conflicts")
+        if m.get(LDGSTS_NAMES["wavefronts"]):
+            parts.append(f"cp.async writes into shared memory: {m[LDGSTS_NAMES['wavefronts']]} wavefronts, "
+                         f"{m[LDGSTS_NAMES['conflicts']]} bank conflicts")
         if self.races:
             parts.append(f"{len(self.races)} race(s): " + "; ".join(str(r) for r in self.races[:3]))
         for w in self.warnings[:3]:
