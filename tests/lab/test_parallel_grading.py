@@ -121,12 +121,13 @@ def _grade_stopped_after(course, n) -> int:
     proc = subprocess.Popen(_grade_cmd(course), env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, start_new_session=True)
     store, deadline = course / results.FOLDER, time.monotonic() + 400
-    while len(list(store.rglob("*.json"))) < n and proc.poll() is None and time.monotonic() < deadline:
+    stored = lambda: [p for p in store.rglob("*.json") if not p.name.startswith(".partial-")]     # noqa: E731
+    while len(stored()) < n and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.5)
     os.kill(proc.pid, signal.SIGINT)
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 130 and "the same command goes on from there" in out, out[-3000:]
-    return len([p for p in store.rglob("*.json") if not p.name.startswith(".partial-")])
+    return len(stored())
 
 
 def _grade(course) -> str:
