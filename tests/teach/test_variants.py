@@ -29,7 +29,9 @@ def session(monkeypatch):
 
 @pytest.fixture
 def course(tmp_path):
+    """A course folder with variants, as `instructor nbgrader --variants` leaves it."""
     (tmp_path / variants.SECRET_FILE).write_text(SECRET + "\n")
+    (tmp_path / variants.VARIANTS_FILE).write_text("on\n")
     return tmp_path
 
 
@@ -57,9 +59,10 @@ def test_the_instructor_the_student_and_the_grader_draw_the_same_variant(session
         assert E.variant("padded_tile", who).params == instructor.params and E.student() == who
         drawn[who] = instructor.variant
     assert "" not in drawn.values() and len(set(drawn.values())) == len(variants.declared("padded_tile"))
-    other = tmp = course.parent / "other-term"
-    tmp.mkdir()
-    (tmp / variants.SECRET_FILE).write_text("another term\n")
+    other = course.parent / "other-term"
+    other.mkdir()
+    (other / variants.SECRET_FILE).write_text("another term\n")
+    (other / variants.VARIANTS_FILE).write_text("on\n")
     assert any(E.variant("shared_tile", w, course=other).params != E.variant("shared_tile", w, course=course).params
                for w in drawn)                                     # a new secret reshuffles
 
@@ -85,9 +88,15 @@ def test_a_submission_cannot_choose_its_variant_while_autograded(session):
     assert E.student() == "bob" and E.get("aos_struct").params == variants.of_key("aos_struct", key).params
 
 
-def test_a_course_folder_without_a_secret_is_named(session, tmp_path):
+def test_a_course_folder_without_a_secret_or_without_variants_says_so(session, tmp_path):
     with pytest.raises(NotFound, match="no class secret") as err:
         E.variant("padded_tile", "alice", course=tmp_path)
-    assert "instructor nbgrader --out" in str(err.value)
+    assert "instructor nbgrader --variants --out" in str(err.value)
+    (tmp_path / variants.SECRET_FILE).write_text(SECRET)            # the hidden shapes' seed, no variants
+    with pytest.raises(NotFound, match="no variants in this class: .* exported without --variants"):
+        E.variant("padded_tile", "alice", course=tmp_path)
+    assert variants.course_key(tmp_path, "alice") is None, "the grader grades the default"
+    (tmp_path / variants.VARIANTS_FILE).write_text("on\n")
+    assert variants.course_key(tmp_path, "alice") == variants.student_key(SECRET, "alice")
     with pytest.raises(NotFound, match="name one"):
         variants.variant_key(None, tmp_path)
