@@ -129,7 +129,7 @@ def find_kernel(ex, kernel, report):
     if failed:
         report.problems.append(_not_compiled(kernel.name, failed, kernel.name))
         return None
-    refused = origin.borrowed(kernel) or sensors.reads_clock(kernel)
+    refused = origin.borrowed(kernel, ex) or sensors.reads_clock(kernel)
     if refused:
         report.problems.append(refused)
         return None

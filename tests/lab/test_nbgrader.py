@@ -84,6 +84,24 @@ STORE = "            out[(size_t)(y + j) * rows + x] = tile[threadIdx.x][threadI
 TWICE = ("        {\n            volatile float* o = out + (size_t)(y + j) * rows + x;\n"
          "            *o = tile[threadIdx.x][threadIdx.y + j];\n            *o = tile[threadIdx.x][threadIdx.y + j];\n        }")
 DECLARE = "%%cuda\n__global__ void transpose_32x8(float* out, const float* in, int rows, int cols);\n"
+# issue 32: kernels/tile.cu's tile<float, 32, 8, 1> dressed: renamed, constants written in, no comments, extra ';',
+# two independent statements swapped — the same code as the course's kernel
+COSMETIC = """%%cuda
+__global__ void transpose_32x8(float* __restrict__ o, const float* __restrict__ a, int n_rows, int n_cols)
+{
+    __shared__ float buf[32][32 + 1];;
+    int row = blockIdx.y * 32 + threadIdx.y;;
+    int col = blockIdx.x * 32 + threadIdx.x;;
+    for (int k = 0; k < 32; k += 8)
+        if (col < n_cols && row + k < n_rows)
+            buf[threadIdx.y + k][threadIdx.x] = a[(size_t)(row + k) * n_cols + col];;
+    __syncthreads();;
+    row = blockIdx.x * 32 + threadIdx.y;
+    col = blockIdx.y * 32 + threadIdx.x;
+    for (int k = 0; k < 32; k += 8)
+        if (col < n_rows && row + k < n_cols)
+            o[(size_t)(row + k) * n_rows + col] = buf[threadIdx.x][threadIdx.y + k];
+}"""
 
 REPLACE_CHECKER = """import course_lib.teach.exercises as E
 E.grade = lambda *a, **k: print("✓ tile_32x8: all checks pass")
@@ -142,6 +160,7 @@ SUBMISSIONS = {
     "plant": (TILE, None, [REPLACE_CHECKER, PLANT], 0, ["never written"]),
     "tampered": (TILE, None, [], 0, ["never written"]),          # its locked test cell says pass
     "zz_later": (TILE, None, [], 0, ["never written"]),
+    "cosmetic_copy": (TILE, COSMETIC, [], 0, ["is the course's kernel tile", "kernels/tile.cu", "same code"]),
     "col_correct": (COL, _own("column_read"), [], 2, ["✓ column_read: all checks pass"]),
     "col_32_bit": (COL, _own("column_read").replace("(size_t)", ""), [], 0, ["more than 2^32", "64 bits"]),
 }

@@ -5,7 +5,7 @@
 
 1. plan: each submitted notebook nbgrader would autograde (submitted/<student>/<assignment>/, not yet in
    autograded/ unless `force`) becomes a submission.Job, as nbgrader_hooks would make it (the course's
-   nbgrader_config.py read the way nbgrader reads it; the source's other files over the student's);
+   nbgrader_config.py read the way nbgrader reads it; no other file: a run has the notebooks only);
 2. fan out: the Jobs whose Result the store (results.Store) lacks go to the engine's workers, each running
    nbgrader_hooks.grade_job, the path nbgrader's own autograde takes; each Result is stored whole as it comes
    back, with a progress line and an estimate of the time left. Stopped here (Ctrl-C, a lost machine), a
@@ -71,18 +71,14 @@ def nbgrader_settings(course) -> tuple[dict, list]:
 def plan(course, assignment: str, force: bool = False) -> list[submission.Job]:
     """The Jobs of `assignment`'s submissions that nbgrader autograde would grade now."""
     course = Path(course)
-    settings, ignore = nbgrader_settings(course)
-    source = course / "source" / assignment
-    names = sorted(p.stem for p in source.glob("*.ipynb"))
-    given = submission.files(source, ignore)
+    settings, _ = nbgrader_settings(course)
+    names = sorted(p.stem for p in (course / "source" / assignment).glob("*.ipynb"))
     jobs = []
     for folder in sorted((course / "submitted").glob(f"*/{assignment}")):
         student = folder.parent.name
         if (course / "autograded" / student / assignment).exists() and not force:
             continue                                                # nbgrader skips it: graded before
-        files = {**submission.files(folder, ignore), **given}      # nbgrader copies the source's files over
-        if sum(map(len, files.values())) > submission.MAX_FILES:
-            continue                                                # graded where it lies, by nbgrader
+        files = {}          # a submission's run has its notebooks only (handed_in.keep_notebooks_only), as in place
         for name in names:
             try:
                 nb = nbformat.read(folder / f"{name}.ipynb", as_version=4)

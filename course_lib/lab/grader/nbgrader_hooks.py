@@ -13,7 +13,8 @@ nbgrader's Execute for ``autograde``, never runs a student's code as the instruc
 in course_lib.lab.grader.sandbox (its test cells emptied, in a throw-away copy of its folder), and each test
 cell of a course exercise shows the verdict of course_lib.lab.grader.trusted on the exercise cell's text, with
 hidden shapes from the course's seed (hidden.hidden_shapes). Without a working bubblewrap it refuses.
-Last, course_lib.lab.grader.inert makes the autograded notebook inert (formgrader, the feedback and the
+Files a student handed in beside the notebooks are removed from autograded/ first (handed_in:
+formgrader serves that folder's files as the instructor). Last, course_lib.lab.grader.inert makes the autograded notebook inert (formgrader, the feedback and the
 notebook itself show nothing a student made that runs or loads), and the feedback's input too.
 Importing this module needs nbgrader (the ``[instructor]`` extra).
 """
@@ -33,7 +34,7 @@ from nbgrader.preprocessors import ClearSolutions, Execute
 
 from ...teach import variants
 from ...teach.solutions import has_solution, strip_solutions
-from . import results, sandbox, submission, trusted
+from . import handed_in, results, sandbox, submission, trusted
 from .inert import InertNotebook
 
 CELL_TIMEOUT_S = 300        # a notebook cell on the simulator takes seconds; a checker at most ~10
@@ -58,9 +59,13 @@ class SandboxedExecute(Execute):
 
     def preprocess(self, nb, resources, *args, **kwargs):
         sandbox.require()                               # no sandbox: refuse, never grade unsandboxed
-        root = CourseDirectory(config=self.config).root
-        job = self.job(nb, resources, root)
-        result = results.Store(root).get(job)
+        info = resources.get("nbgrader", {})
+        course = CourseDirectory(config=self.config)
+        # before anything runs: autograded/ keeps the notebooks only, since formgrader serves its files as the instructor
+        handed_in.keep_notebooks_only(course.format_path(course.autograded_directory, str(info.get("student", "")),
+                                                         str(info.get("assignment", ""))))
+        job = self.job(nb, resources, course.root)
+        result = results.Store(course.root).get(job)
         if result is None:
             result = self.grade(job)
         else:

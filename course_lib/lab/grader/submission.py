@@ -32,7 +32,6 @@ from ...teach.exercises import EXERCISES
 from . import hidden, trusted
 
 INSTRUCTOR_ONLY = ("solution.cu", "wrong.toml")
-MAX_FILES = 64 * 2**20      # a submission folder larger than this is graded where it lies (nbgrader), not sent
 
 
 @dataclass(frozen=True)

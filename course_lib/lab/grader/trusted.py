@@ -9,7 +9,10 @@ cell defining the exercise's kernel), its ``%%cuda`` line is read with an allow-
 sandbox (course_lib.lab.grader.sandbox: no solutions, no course folder, no network) compiles the text and runs
 ``exercises.check`` on the exercise's shapes, then on the hidden ones. No student Python runs in it and
 nothing the student's notebook did can reach it. Before that, here, the text is compared with the
-course's solution (markers, a comment only the solution has) where the solutions are kept.
+course's solution (markers, a comment only the solution has) where the solutions are kept, and the
+course kernels the compiled code is compared with (``teach.course_code``: a kernel of kernels/ that
+answers the exercise is not the student's work, however it is dressed) are compiled here, where
+compilations are cached, and handed to the sandbox as digests of their code.
 
 The verdict names the hidden shapes' problems by their hints only: "and on N more shapes the release
 does not show". This module neither runs notebooks nor talks to nbgrader (nbgrader_hooks does).
@@ -21,10 +24,12 @@ import os
 import re
 import sys
 
+import numpy as np
+
 from ...notebook import magic
-from ...teach import solutions, variants
+from ...teach import course_code, solutions, variants
 from ...teach.exercises import EXERCISES
-from . import sandbox
+from . import hidden as hidden_shapes, sandbox
 
 TIMEOUT_S = 300
 ALLOWED = "-DNAME=VALUE, --instantiate EXPR, --name MOD, --quiet, --std=c++NN"
@@ -118,7 +123,7 @@ def grade(nb, key: str, hidden=(), variant_key: str | None = None, refused=_ASK)
         return False, refused
     line, body = split(kernel_cell(nb, key), key)
     job = json.dumps({"key": key, "line": line, "body": body, "hidden": [list(s) for s in hidden],
-                      "variant_key": variant_key})
+                      "variant_key": variant_key, "course_code": _course_code(key, variant_key)})
     try:
         r = sandbox.run([sys.executable, "-m", "course_lib.lab.grader.trusted"], input=job, timeout=TIMEOUT_S, cpu_s=TIMEOUT_S)
     except Exception as exc:            # subprocess.TimeoutExpired: the sandbox was killed
@@ -130,18 +135,33 @@ def grade(nb, key: str, hidden=(), variant_key: str | None = None, refused=_ASK)
         return False, f"✗ {key}: the checker stopped (exit {r.returncode}): " + "\n".join(r.stderr.splitlines()[-3:])
 
 
+def _course_code(key: str, variant_key: str | None) -> dict:
+    """{element type: course_code.table} of the course kernels the variant of `key` is compared with."""
+    ex = variants.of_key(key, variant_key)
+    try:
+        return {np.dtype(d).str: course_code.table(ex, d) for d in ex.dtypes}
+    except Exception:                   # noqa: BLE001  (the sandbox compiles them itself, only slower)
+        return {}
+
+
 def _hidden_verdict(ex, fn, hidden) -> tuple[bool, str]:
+    """The check on the hidden shapes: those run whole, and the wide one (over 2^32 elements) as the
+    exercise's wide launch, a few blocks sampled (64-bit offsets)."""
+    import dataclasses
+
     from ...teach import exercises
     key = ex.key
     if not hidden:
         return True, ""
-    report = exercises.check(ex, fn, shapes=hidden, gpu=False)
+    run, wide = hidden_shapes.split(hidden)
+    report = exercises.check(dataclasses.replace(ex, wide=wide) if wide else ex, fn, shapes=run, gpu=False)
     n = len(hidden)
     if report.ok:
         return True, f"✓ and on {n} more shapes the release does not show"
     hints = list(dict.fromkeys(h for _, h in report.problems))
     return False, "\n".join([f"✗ {key}: but {len(report.problems)} problem(s) on {n} more shapes the release does not "
-                             "show (sizes that are not multiples of the tile: try some); what to look at:",
+                             "show (sizes off the tile in one dimension or both, thousands long, 1 x N and N x 1: "
+                             "try some); what to look at:",
                              *(f"    hint: {h}" for h in hints)])
 
 
@@ -155,6 +175,8 @@ def _check(job: dict) -> tuple[bool, str]:
     key = job["key"]
     ex = variants.of_key(key, job.get("variant_key"))
     graded_as = f"graded as your variant of {key}: {ex.variant}" if ex.variant else ""
+    for dtype, table in (job.get("course_code") or {}).items():
+        course_code.adopt(ex, dtype, table)
     try:
         names = magic.compile_cell(job["line"], job["body"])[1]
     except KernelError as exc:
