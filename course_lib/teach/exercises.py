@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import difflib
+import numbers
 import sys
 import warnings
 
@@ -102,6 +103,7 @@ def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shap
         exercises.check("padded_tile", transpose_padded)
         exercises.check("padded_tile", transpose_padded, shapes=[(33, 70), (200, 31)])
     """
+    seed = _seed(seed)
     if not isinstance(exercise, (str, Exercise)) and isinstance(kernel, str) and kernel in EXERCISES:
         raise NotFound(f"check's first argument is the exercise and its second the kernel; this call gave "
                        f"{type(exercise).__name__} first and the exercise {kernel!r} second",
@@ -139,6 +141,14 @@ def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shap
     if report.ok and not solutions.graded():
         PASSED.add(ex.key)
     return report
+
+
+def _seed(seed) -> int:
+    """check's `seed` (which random matrices it runs on) as an int, or ArgumentError: a whole number, 0 or more."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ArgumentError(f"seed={seed!r}: the seed of the checker's random matrices is a whole number, 0 or more",
+                            hint="leave it out (seed=0, the notebook's), or give another, e.g. seed=7")
+    return int(seed)
 
 
 def _shapes(ex, shapes) -> tuple:

@@ -27,10 +27,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import re
 import warnings
 from pathlib import Path
 
-from ..errors import NotFound
+from ..errors import ArgumentError, NotFound
 from . import spec
 from .exercise_list import EXERCISES, folder
 
@@ -64,6 +65,11 @@ def own_key() -> str | None:
                       f"a classmate's variant. Variants come from the course folder's {SECRET_FILE}; the hub hands each "
                       f"student their own ${ENV_KEY} (deploy/config.yaml, docs/INSTRUCTORS.md section 5)", stacklevel=3)
     key = (os.environ.get(ENV_KEY) or "").strip()
+    if key and not re.fullmatch(r"[0-9a-f]{64}", key):     # bytes that are no text, a truncated paste
+        shown = key.encode("utf-8", "surrogateescape")[:80]
+        raise ArgumentError(f"${ENV_KEY} is not a variant key (64 hex digits): {shown!r}",
+                            hint=f"the hub sets it for you; off the hub, your instructor gives you yours "
+                                 f"(`python -m course_lib instructor variants --keys`); unset it for the default")
     return key or None
 
 

@@ -29,7 +29,7 @@ import re
 from pathlib import Path
 
 from ...teach.exercises import EXERCISES
-from .. import folders
+from .. import folders, stored
 from ..course import COURSE_ID
 from ...teach.variants import VARIANTS_FILE
 from ..grader.hidden import SEED_FILE, seed
@@ -120,7 +120,7 @@ def export(paths, out, points: int = POINTS, log=print, variants: bool = False) 
     `variants`: the class has variants per student (teach.variants: drawn from the seed), from now on."""
     nbf, out, done = _nbformat(), Path(out), {}
     for p in map(Path, paths):
-        nb = nbf.read(p, as_version=4)
+        nb = stored.read_notebook(p)
         if not exercise_cells(nb, p.name):
             continue
         source = source_notebook(copy.deepcopy(nb), p.name, points)

@@ -7,7 +7,7 @@
     python -m course_lib instructor grade ASSIGNMENT [--course DIR] [--workers N | --scheduler ADDRESS | --gateway]
     python -m course_lib instructor variants [--course DIR] [--student ID ...] [--keys]
     python -m course_lib instructor new-exercise KEY --lesson NN [--kernel NAME]
-    python -m course_lib instructor publish --out DIR      # the student repository
+    python -m course_lib instructor publish --out DIR [--dry-run]      # the student repository
 
 ``build`` (release.py) writes DIR/instructor, every exercise cell with its solution, executed, and DIR/student;
 ``refresh`` (refresh.py) re-executes notebooks in place on the simulator; ``check`` (check.py) says whether
@@ -62,6 +62,12 @@ def _grading(args) -> int:
         return 130
 
 
+def _publish_parser(sub) -> None:
+    pub = sub.add_parser("publish", help="write the student repository: this one without its instructor-only files")
+    pub.add_argument("--out", required=True, help="an empty folder, or a previous publish (a clone of the student repository)")
+    pub.add_argument("--dry-run", action="store_true", help="list what it would add, change and remove; write nothing")
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m course_lib instructor", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -91,8 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     n.add_argument("key", help="the exercise's key, lower_case_with_underscores")
     n.add_argument("--lesson", required=True, help="the notebook's number, NN")
     n.add_argument("--kernel", help="the __global__ function the student writes (default: KEY)")
-    sub.add_parser("publish", help="write the student repository: this one without its instructor-only files"
-                   ).add_argument("--out", required=True, help="an empty folder or a clone of the student repository")
+    _publish_parser(sub)
     return ap
 
 
@@ -118,7 +123,7 @@ def main(argv=None) -> int:
     try:
         if args.cmd == "publish":
             from .publish import publish
-            publish(args.out)
+            publish(args.out, dry_run=args.dry_run)
             return 0
         if args.cmd in ("grade", "variants"):
             return _grading(args)
@@ -142,8 +147,9 @@ def main(argv=None) -> int:
             return 0 if refresh(paths, args.jobs, args.timeout) else 1
         return 0 if check(paths, args.fix_urls, args.sync_stubs, fix_metadata=args.fix_metadata,
                           fix_colab=args.fix_colab) else 1
-    except (FileNotFoundError, ValueError, KeyError, RuntimeError) as exc:   # BuildError: ValueError; NotFound: KeyError
-        print(f"instructor {args.cmd}: {exc}", file=sys.stderr)
+    except (OSError, ValueError, KeyError, RuntimeError) as exc:   # BuildError: ValueError; NotFound: KeyError;
+        # an OSError with a file: what is wrong there
+        print(f"instructor {args.cmd}: {folders.os_problem(exc) if getattr(exc, 'filename', None) else exc}", file=sys.stderr)
         return 1
     except ModuleNotFoundError as exc:                  # a Python without the course's lab extras
         return _without(args.cmd, exc.name)
