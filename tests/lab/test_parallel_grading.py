@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.needs_solutions]     # the students' right kernels are the solutions'
 pytest.importorskip("nbgrader", reason="nbgrader comes with the [instructor] extra (Python >= 3.11)")
 pytest.importorskip("distributed", reason="Dask's distributed comes with the [instructor] extra")
 

@@ -46,7 +46,8 @@ INSTRUCTOR_ONLY += ("docs/INSTRUCTORS.md", "docs/NOTEBOOK_API.md", "docs/CONTRIB
                     "tests/teach/test_checker_verdicts.py", "tests/teach/test_pipeline.py", "tests/teach/test_hints.py",
                     # correct kernels in other words than a solution's, and the graders' own tests
                     "tests/teach/honest.py", "tests/teach/dressing.py", "tests/teach/test_origin.py",
-                    "tests/lab/test_formgrader.py", "tests/lab/test_inert.py", "tests/lab/test_handed_in.py")
+                    "tests/lab/test_formgrader.py", "tests/lab/test_inert.py", "tests/lab/test_handed_in.py",
+                    "tests/lab/test_parallel_grading.py")
 
 
 def _glob_re(pattern: str) -> re.Pattern:
