@@ -42,7 +42,7 @@ class Job:
     notebook: str
     cells: tuple                   # ((cell_type, source, tags, grade_id), ...), test cells' source ""
     kernel: str
-    tests: tuple                   # ((cell index, exercise key, hidden shapes, refusal or None), ...)
+    tests: tuple                   # ((cell index, exercise key, hidden shapes, [refusal, its record] or None), ...)
     variant_key: str | None
     files: dict = field(default_factory=dict)       # {relative path: bytes}, notebooks left out
     settings: dict = field(default_factory=dict)    # SandboxedExecute's configured values
@@ -117,7 +117,8 @@ def job(nb, files: dict, student: str, assignment: str, notebook: str, course, s
         key = exercise_test(c)
         if key:
             shapes = hidden.hidden_shapes(variants.of_key(key, vkey), secret, student, assignment)
-            tests.append((i, key, [list(s) for s in shapes], trusted.refusal(nb, key)))
+            refused = trusted.refusal(nb, key, vkey)
+            tests.append((i, key, [list(s) for s in shapes], [refused[1], refused.record] if refused else None))
         meta = c.get("metadata", {})
         cells.append((c.get("cell_type", "code"), "" if key else c.get("source", ""),
                       tuple(str(t) for t in meta.get("tags", []) or ()),
