@@ -212,7 +212,14 @@ def timeline(stages: int, tiles: int = 6, copy_us: float = 1.0, work_us: float =
     fig.update_layout(barmode="overlay", title=f"one block, {tiles} tiles, STAGES = {stages}: done at {end:.1f} us"
                       f"<br><sup>modelled: a copy takes {copy_us} us to arrive, a tile's work {work_us} us</sup>",
                       xaxis_title="microseconds", height=260, width=640, margin=dict(t=70))
-    return fig
+    idle = end - tiles * work_us
+    sentence = (f"STAGES = {stages}: the block is done at {end:.1f} us, its threads idle {idle:.1f} us of it "
+                f"waiting for copies; the copy of tile t can start only once the work on tile t - {stages} "
+                f"is done, so more stages start the copies earlier and hide them behind the work.")
+    spans = {r["task"]: f"{r['start']:.1f}-{r['end']:.1f}" for r in rows}
+    table = [[str(t), spans[f"copy tile {t}"], spans[f"transpose tile {t}"]] for t in range(tiles)]
+    return draw.noticed(fig, sentence, [("one block's timeline, modelled", ["tile", "copy (us)", "transpose (us)"],
+                                         table)])
 
 
 def _best(case: dict, keep) -> dict | None:
