@@ -51,7 +51,7 @@ from .properties import (  # noqa: F401
     uses_shared,
     vector_width,
 )
-from . import evidence, footprint, reveal_diff, solutions, variants
+from . import evidence, footprint, record, reveal_diff, solutions, variants
 from .runs import find_kernel, run_on_gpu, run_shapes
 from .solutions import Revealed, body, has_solution, solved, strip_solutions  # noqa: F401
 
@@ -109,9 +109,18 @@ def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shap
     ex = exercise if isinstance(exercise, Exercise) else get(exercise, student)     # get(None): NotFound, with the keys
     if shapes is not None:
         ex = dataclasses.replace(ex, shapes=_shapes(ex, shapes))
+    with record.tracing(ex) as trace:          # the verdict as data too (record: for the class report)
+        report = _check(ex, kernel, gpu, seed)
+    report.record = trace.record(report)
+    return report
+
+
+def _check(ex, kernel, gpu, seed) -> Report:
     report = Report(ex.key)
     fn = find_kernel(ex, kernel, report)
+    record.kernel(fn)
     if fn is None:
+        record.found("kernel", report.problems)
         return report
     dtype = _dtype(ex, fn)
     runs, wrong, crashes = run_shapes(ex, fn, dtype, seed)
@@ -129,13 +138,18 @@ def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shap
             found.append(evidence.judged(p, problem, fn))
         elif did_work:
             report.passed.append(p.name)
+        record.judged(p, found[-1] if problem else None)
     report.problems += evidence.ordered(found)       # the best-supported cause first (evidence)
+    judged = len(report.problems)
     if correct and ex.own_tiles:
         report.problems += _honest(ex, fn, dtype, runs, seed)
     elif correct and ex.once:               # any launch (a grid-stride loop): each element moved once
         report.problems += footprint.traffic(ex, runs)
+    record.found("footprint", report.problems[judged:])
     if correct and ((gpu is None and gpu_module.available()) or gpu):
+        judged = len(report.problems)
         run_on_gpu(ex, fn, dtype, report, seed)
+        record.found("gpu", report.problems[judged:])
     if report.ok and not solutions.graded():
         PASSED.add(ex.key)
     return report

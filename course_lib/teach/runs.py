@@ -24,7 +24,7 @@ from ..compile.source import C_NAME
 from ..errors import KernelError, SimulationLimit
 from ..kernel import cells
 from ..kernel.module import Function, Template
-from . import evidence, origin, sensors, simulated
+from . import evidence, origin, record, sensors, simulated
 from .exercise import expected, input_for, output_for
 from .simulated import LIMITS, SLOW_HINT
 from .evidence import Problem
@@ -55,20 +55,24 @@ def run_shapes(ex, fn, dtype, seed):
                                    owners="owners" in wanted)
         except SimulationLimit as exc:                 # every other shape would hit the limit too: stop
             crashes.append((on, Problem(*stopped(ex, fn, dtype, exc, on), evidence.STOPPED)))
+            record.stopped(on, exc, crashes[-1][1])
             break
         except KernelError as exc:
             where = f" (line {exc.line})" if exc.line and f"line {exc.line}" not in exc.message else ""
             hint = evidence.stopped_hint(ex, exc, on.batch) or exc.hint or BOUNDS
             crashes.append((on, Problem(exc.message + where, hint, evidence.STOPPED)))
+            record.stopped(on, exc, crashes[-1][1])
             continue
         except Exception as exc:                       # the simulator's own limits must not reach the student raw
             crashes.append((on, Problem(f"{type(exc).__name__}: {exc}",
                                         "the simulator could not run this kernel; if it compiles and you think it is "
                                         "right, try it on a GPU and tell the course's maintainers", evidence.STOPPED)))
+            record.stopped(on, exc, crashes[-1][1])
             break
         runs.append((on, run))
         run.out_written = written_share(out)            # for evidence.did_work: what 'already right' may say
         problem = diagnose(ex, out, a, run, loops)
+        record.ran(on, run, out, expected(ex, a), problem)
         if problem:
             wrong.append((on, problem))
         elif "flow" in wanted:

@@ -264,7 +264,7 @@ print(next(l for l in open("/proc/self/status") if l.startswith("CapEff")))"""
     assert "tell-no-one" not in r.stdout and "COURSE_LIB_SOLUTIONS" not in r.stdout and "NETWORK" not in r.stdout
     assert "'COURSE_LIB_GRADED'" in r.stdout and ".cu'" not in r.stdout.split("\n")[3]   # no solution file
     assert "CapEff:\t0000000000000000" in r.stdout                    # no capability, even for a root grader
-    assert (tmp_path / "work" / "written").exists()                  # the caller's throw-away copy
+    assert not (tmp_path / "work" / "written").exists()              # written into the sandbox's copy, not here
     assert not any(p.name == "kept" for p in Path.home().iterdir())  # HOME was a tmpfs
 
 

@@ -32,3 +32,15 @@ def test_a_missing_folder_or_a_link_to_one_is_left_alone(tmp_path):
     (real / "x.html").write_text("x")
     os.symlink(real, tmp_path / "link")
     assert handed_in.keep_notebooks_only(tmp_path / "link") == [] and (real / "x.html").exists()
+
+
+def test_nbgraders_timestamp_stays_so_that_a_resubmission_is_graded(tmp_path):
+    sub = tmp_path / "autograded" / "fay" / "11_capstone"
+    (sub / "deep").mkdir(parents=True)
+    (sub / "timestamp.txt").write_text("2026-12-01 10:30:00.000000 UTC")
+    (sub / "deep" / "timestamp.txt").write_text("2026-12-01")                   # not at the top: a student's file
+    (sub / "11_capstone.ipynb").write_text("{}")
+    assert handed_in.keep_notebooks_only(sub) == ["deep/timestamp.txt"]
+    assert (sub / "timestamp.txt").read_text().startswith("2026-12-01 10:30")
+    (sub / "timestamp.txt").write_text("<script>" + "x" * 100)                  # no timestamp of nbgrader's
+    assert handed_in.keep_notebooks_only(sub) == ["timestamp.txt"]

@@ -9,8 +9,10 @@ a script there runs as the instructor the moment it is opened. The course's exer
 :func:`keep_notebooks_only` removes everything else from a submission's autograded folder before its notebooks
 are graded (the sandboxed run then has only the notebooks too); generate_feedback copies from autograded/,
 so the feedback holds none either. submitted/ keeps what was handed in, as nbgrader collected it: not a folder
-to open in a browser (docs/INSTRUCTORS.md, section 6). This module deletes files only under the folder it is
-given and never follows a link out of it.
+to open in a browser (docs/INSTRUCTORS.md, section 6). One file beside the notebooks stays: nbgrader's own
+``timestamp.txt`` at the top (a line of text, served as text), by which the next ``autograde`` knows that a
+newer submission replaces this one: without it a resubmission is never graded. This module deletes files only
+under the folder it is given and never follows a link out of it.
 """
 from __future__ import annotations
 
@@ -18,9 +20,18 @@ import os
 from pathlib import Path
 
 
+TIMESTAMP = "timestamp.txt"      # nbgrader's: when the submission was handed in (coursedir.get_existing_timestamp)
+
+
+def _nbgraders_timestamp(folder: Path, path: Path) -> bool:
+    """Whether `path` is nbgrader's timestamp.txt at the top of the submission: a plain file of one short line."""
+    return (path.parent == folder and path.name == TIMESTAMP and not path.is_symlink() and path.is_file()
+            and path.stat().st_size <= 64)
+
+
 def keep_notebooks_only(folder) -> list[str]:
     """Remove every file under `folder` that is not a notebook (links included, never followed) and the folders
-    left empty; the removed paths, relative to `folder`."""
+    left empty, but nbgrader's timestamp.txt at the top; the removed paths, relative to `folder`."""
     folder, removed = Path(folder), []
     if not folder.is_dir() or folder.is_symlink():
         return removed
@@ -28,6 +39,8 @@ def keep_notebooks_only(folder) -> list[str]:
         here = Path(root)
         for name in files:
             path = here / name
+            if _nbgraders_timestamp(folder, path):
+                continue
             if path.suffix != ".ipynb" or path.is_symlink():
                 path.unlink()
                 removed.append(path.relative_to(folder).as_posix())

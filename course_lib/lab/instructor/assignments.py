@@ -47,6 +47,16 @@ c.CourseDirectory.course_id = "{course_id}"
 
 from course_lib.lab.grader.nbgrader_hooks import configure  # noqa: E402
 configure(c)
+
+# Each submission runs in a box; past a bound its notebook is stopped and gets 0, the bound named in its feedback.
+# The defaults (docs/INSTRUCTORS.md section 6; autograde logs what each submission used):
+# c.SandboxedExecute.time_limit = 300               # seconds, the whole notebook
+# c.SandboxedExecute.memory_limit = 2048 * 2**20    # bytes, processes and files together
+# c.SandboxedExecute.space_limit = 256 * 2**20      # bytes of files: its folder, /tmp and HOME
+# c.SandboxedExecute.shm_limit = 64 * 2**20         # bytes of files in /dev/shm
+# c.SandboxedExecute.process_limit = 256            # processes and threads at once
+# c.SandboxedExecute.output_limit = 16 * 2**20      # bytes of output, every cell together
+# c.SandboxedExecute.box_mode = "auto"              # or cgroup2 (with c.SandboxedExecute.cgroup), cgroup1, systemd, watchdog
 '''
 
 

@@ -6,12 +6,14 @@
     python -m course_lib instructor nbgrader --out COURSE [--points N] [NOTEBOOK...]
     python -m course_lib instructor new-exercise KEY --lesson NN [--kernel NAME]
     python -m course_lib instructor publish --out DIR [--dry-run]      # the student repository
+    python -m course_lib instructor report --course COURSE [ASSIGNMENT...] [--out DIR] [--names pseudonyms]
 
 ``build`` (release.py) writes DIR/instructor, every exercise cell with its solution, executed, and DIR/student;
 ``refresh`` (refresh.py) re-executes notebooks in place on the simulator; ``check`` (check.py) says whether
 each notebook is ready to hand out; ``nbgrader`` (assignments.py) writes an nbgrader course, one assignment
 per notebook with exercises (docs/INSTRUCTORS.md, section 6); ``new-exercise`` (authoring.py) scaffolds an
-exercise folder; ``publish`` (publish.py) writes the student repository. This module only parses arguments,
+exercise folder; ``publish`` (publish.py) writes the student repository; ``report`` (report.py) writes the
+class report and leaderboards of a graded nbgrader course. This module only parses arguments,
 calls those modules and turns their errors into one line each.
 """
 from __future__ import annotations
@@ -33,13 +35,24 @@ def _without(cmd: str, module: str) -> int:
     return 1
 
 
+def _report_parser(sub) -> None:
+    p = sub.add_parser("report", help="the class report and leaderboards of a graded nbgrader course (HTML, CSV)")
+    p.add_argument("--course", required=True, help="the nbgrader course folder (autograded/, .course_lib_seed)")
+    p.add_argument("--out", help="where to write index.html and the CSV files (default: COURSE/reports/class_report)")
+    p.add_argument("--names", default="pseudonyms", choices=("pseudonyms", "ids", "names"),
+                   help="how leaderboards name students: stable pseudonyms, nbgrader ids, or the gradebook's names")
+    p.add_argument("--gpu-times", help="a timing file (benchmarks/leaderboard_gpu_times.py) shown beside the "
+                   "leaderboards where its times pass the sanity checks")
+    p.add_argument("assignments", nargs="*", help="assignments (default: every graded one)")
+
+
 def _publish_parser(sub) -> None:
     pub = sub.add_parser("publish", help="write the student repository: this one without its instructor-only files")
     pub.add_argument("--out", required=True, help="an empty folder, or a previous publish (a clone of the student repository)")
     pub.add_argument("--dry-run", action="store_true", help="list what it would add, change and remove; write nothing")
 
 
-def main(argv=None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m course_lib instructor", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="write the student notebooks and the instructor copy (solutions in)")
@@ -66,8 +79,17 @@ def main(argv=None) -> int:
     n.add_argument("--lesson", required=True, help="the notebook's number, NN")
     n.add_argument("--kernel", help="the __global__ function the student writes (default: KEY)")
     _publish_parser(sub)
-    args = ap.parse_args(argv)
+    _report_parser(sub)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
     try:
+        if args.cmd == "report":
+            from .report import write
+            write(args.course, args.assignments, args.out, args.names, args.gpu_times)
+            return 0
         if args.cmd == "publish":
             from .publish import publish
             publish(args.out, dry_run=args.dry_run)

@@ -46,7 +46,13 @@ INSTRUCTOR_ONLY += ("docs/INSTRUCTORS.md", "docs/NOTEBOOK_API.md", "docs/CONTRIB
                     "tests/teach/test_checker_verdicts.py", "tests/teach/test_pipeline.py", "tests/teach/test_hints.py",
                     # correct kernels in other words than a solution's, and the graders' own tests
                     "tests/teach/honest.py", "tests/teach/dressing.py", "tests/teach/test_origin.py",
-                    "tests/lab/test_formgrader.py", "tests/lab/test_inert.py", "tests/lab/test_handed_in.py")
+                    "tests/lab/test_formgrader.py", "tests/lab/test_inert.py", "tests/lab/test_handed_in.py",
+                    # the class report's tests (a class of solutions and mutants), its GPU timing of a solution, and
+                    # a class report made: its example lines and screenshot show solution lines
+                    "tests/lab/test_class_report.py", "tests/lab/test_report.py", "tests/lab/test_verdicts.py",
+                    "tests/teach/test_record.py", "benchmarks/leaderboard_gpu_times.py",
+                    "benchmarks/results/*_class_report/**",
+                    "tests/lab/test_box.py")
 
 
 def _glob_re(pattern: str) -> re.Pattern:
