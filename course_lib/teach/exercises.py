@@ -58,22 +58,24 @@ from .solutions import Revealed, body, has_solution, solved, strip_solutions  # 
 PASSED: set[str] = set()       # exercises whose check passed in this Python session
 
 
-def get(key: str, student: str | None = None) -> Exercise:
-    """The exercise named `key`, as this student's variant (``variants``: the default in self-study);
-    its repr tells the student what to write.  get("vectorized")"""
+def get(key: str, student: str | None = None, course=None) -> Exercise:
+    """The exercise named `key`, as this student's variant (``variants``: the default in self-study; another
+    student's needs the course folder, `course`); its repr tells the student what to write.  get("vectorized")"""
     if isinstance(key, str) and key in EXERCISES:
-        return variants.exercise(key, student)
+        return variants.exercise(key, student, course)
     close = difflib.get_close_matches(str(key), list(EXERCISES), n=2)
     raise NotFound(f"no exercise {key!r}", hint=(f"did you mean {' or '.join(map(repr, close))}? " if close else "")
                    + f"the exercises: {', '.join(EXERCISES)}")
 
 
-def variant(key: str, student: str | None = None) -> Exercise:
-    """The concrete Exercise `student` is asked for (default: whoever ``student_id`` names now).
+def variant(key: str, student: str | None = None, course=None) -> Exercise:
+    """The concrete Exercise `student` is asked for (default: whoever ``student_id`` names now). A named
+    student's variant comes from the class's secret in the course folder; without one, NotFound says that
+    the class has no variants (or, on the hub, that only your own is yours to see).
 
-        exercises.variant("padded_tile", "alice")     # alice's tile, type and launch
+        exercises.variant("padded_tile", "alice", course="~/course")     # alice's tile, type and launch
     """
-    return get(key, student)
+    return get(key, student, course)
 
 
 def student(student_id: str | None = None) -> str | None:

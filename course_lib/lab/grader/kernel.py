@@ -45,7 +45,7 @@ def _context(limit: int) -> zmq.asyncio.Context:
 class SandboxedKernelManager(AsyncKernelManager):
     """A kernel started inside the sandbox, in `box` (class attributes: one class per submission)."""
     box: Box
-    folder, runtime = "", ""
+    folder, runtime, env = "", "", {}
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -59,7 +59,8 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
         argv = [sandbox.KERNEL_FILE if a == self.connection_file else a for a in kernel_cmd]
-        cmd = self.box.wrap(sandbox.command(argv, self.folder, connection=self.connection_file, bounds=self.box.bounds))
+        cmd = self.box.wrap(sandbox.command(argv, self.folder, connection=self.connection_file, bounds=self.box.bounds,
+                                            env=self.env))
         # bwrap gets an empty environment (its /proc/1/environ is the sandbox's to read); the kernel's chatter is
         # not the grader's log
         kw.update(env={}, cwd=self.runtime, preexec_fn=self.box.preexec(sandbox.CPU_S, sandbox.MEMORY),
@@ -136,6 +137,8 @@ class BoxedClient(AsyncKernelClient):
         super().stop_channels()
 
 
-def manager_class(box: Box, folder: str, runtime: str) -> type:
-    """A SandboxedKernelManager for one submission: its box, its folder (copied in), a runtime folder (here)."""
-    return type("SandboxedKernel", (SandboxedKernelManager,), {"box": box, "folder": folder, "runtime": runtime})
+def manager_class(box: Box, folder: str, runtime: str, env=None) -> type:
+    """A SandboxedKernelManager for one submission: its box, its folder (copied in), a runtime folder (here), and
+    what the student's kernel may know (`env`: their id and variant key)."""
+    return type("SandboxedKernel", (SandboxedKernelManager,), {"box": box, "folder": folder, "runtime": runtime,
+                                                               "env": dict(env or {})})
