@@ -22,6 +22,9 @@ ENV PATH="${VENV}/bin:${PATH}" \
 
 WORKDIR ${COURSE}
 COPY . ${COURSE}
+# no exercise solution in an image: .dockerignore leaves them out, and should one come in anyway (a context
+# without that .dockerignore) the build stops here, naming it (INSTRUCTOR_ONLY, course_lib/lab/instructor/publish.py)
+RUN if find "${COURSE}" \( -path "*/exercises/*/solution.cu" -o -path "*/exercises/*/hidden.*" -o -path "*/exercises/*/wrong.toml" -o -path "*/kernels/solutions/*" \) -print | grep .; then echo "this image would hold the exercise solutions above: build it from the student repository (python -m course_lib instructor publish), whose .dockerignore leaves them out" >&2; exit 1; fi
 RUN python -m venv "${VENV}"
 # a new shell, so `python` is the venv's (a shell remembers where it found a command). An editable
 # install: a checkout mounted over /course at run time is what the kernels import.

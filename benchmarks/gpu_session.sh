@@ -14,6 +14,9 @@
 #         ldgsts     benchmarks/ldgsts_check.py: cp.async's shared-side bank conflicts and wavefronts, ncu against
 #                    the simulator (the course's async kernels, ldgsts_probe.cu's conflicting ones), and what
 #                    CuPy's a.T spends beside beat_library's stand-in -> ldgsts/ldgsts_check.{json,md}
+#         leaderboard benchmarks/leaderboard_gpu_times.py --demo: beat_library's solution and stub timed as a class's
+#                    leaderboard would be (7 rounds, same-run copies) and the report's sanity checks on them
+#                    -> leaderboard/leaderboard_gpu_times.json
 #         ncufull    benchmarks/ncu_dram.py --full: ncu's full set, copy vs copy_shared vs warp, f32,
 #                    aligned vs misaligned (leads for the open question of notebook 10)
 #         nbval      every notebook on the GPU backend, pytest --nbval-lax (errors only)
@@ -38,6 +41,9 @@
 #         mechanics  benchmarks/mechanics.py: the padded tile in row-major, column-major and diagonal block
 #                    order (partition camping, notebook 05) and naive_col with and without the read-only
 #                    path (notebook 03), 5 rounds -> mechanics.json (about a minute)
+#         grading    benchmarks/grading_throughput.py on the machine's cores, no GPU: GRADING_SUBMISSIONS (300)
+#                    graded in parallel on GRADING_WORKERS (16) local workers -> grading/ (issue 32; needs
+#                    bubblewrap with user namespaces, nbgrader and distributed: the [instructor] extra)
 #
 #     OUT=DIR bash benchmarks/gpu_session.sh env latency prose blocks     # notebooks' measurements, < 9 min
 #
@@ -81,6 +87,8 @@ print('simulator counts', 'the PTX: ' + m if m else 'the machine code (NVRTC 13 
     guard) step guard 120 python3 benchmarks/gpu_guard_check.py ;;
     ncu)   step ncu 560 python3 benchmarks/ncu_compare.py --out "$OUT/ncu" ;;
     ldgsts) step ldgsts 400 python3 benchmarks/ldgsts_check.py --out "$OUT/ldgsts" --tmp "$OUT/ldgsts/src" ;;
+    leaderboard) mkdir -p "$OUT/leaderboard" && step leaderboard 200 python3 benchmarks/leaderboard_gpu_times.py --demo \
+                     --out "$OUT/leaderboard/leaderboard_gpu_times.json" ;;
     ncufull) step ncufull 300 python3 benchmarks/ncu_dram.py --full "$OUT/ncufull" --kernels copy,copy_shared,warp,padded_32x8 ;;
     nbval) step nbval 400 "${PYTEST[@]}" --nbval-lax --nbval-current-env notebooks ;;
     older) step older 300 bash -c 'for a in 75 80 86 89; do python3 benchmarks/older_card_check.py --arch $a --out "$0"; done' "$OUT"
@@ -104,6 +112,8 @@ print('simulator counts', 'the PTX: ' + m if m else 'the machine code (NVRTC 13 
     small) step small 420 python3 benchmarks/rounds.py small --out "$OUT" --rounds "${SMALL_ROUNDS:-3}" --budget 380 \
                ${SMALL_KERNELS:+--kernel "$SMALL_KERNELS"} ;;
     mechanics) step mechanics 240 python3 benchmarks/mechanics.py --out "$OUT" ;;
+    grading) step grading 560 python3 benchmarks/grading_throughput.py --no-plain --out "$OUT/grading" \
+                 --submissions "${GRADING_SUBMISSIONS:-300}" --workers ${GRADING_WORKERS:-16} ;;
     *) echo "unknown step $s"; exit 2 ;;
     esac
 done

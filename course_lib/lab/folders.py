@@ -4,6 +4,7 @@
     kept = folders.backup(path)                  # path copied to NAME.before-<date-time>.EXT first; None if new
     kept = folders.backup(path, into=keep_dir)   # the same, the copy in keep_dir (created) instead of beside it
     kept = folders.keep_if_changed(path, text)   # the same, only when `text` would change the file
+    print(folders.os_problem(exc))               # an OSError as one line: the path, what is wrong, what to do
 
 A command given a file where it wants a folder, or a folder it cannot write (read-only, someone else's),
 stops with one line naming the option, the path and what to do, instead of an OSError's traceback
@@ -40,6 +41,20 @@ def writable(option: str, path) -> Path:
         raise FolderProblem(f"{option} {path}: cannot write there ({exc.strerror or exc}); name a folder you can "
                             "write, e.g. one in your home folder") from None
     return folder
+
+
+def os_problem(exc: OSError) -> str:
+    """An OSError a command met as one line a person can act on: the path, what is wrong with it, what to do."""
+    where = exc.filename or "a file"
+    if isinstance(exc, IsADirectoryError):
+        return f"{where} is a folder, where a file was expected: remove or rename that folder, then run it again"
+    if isinstance(exc, NotADirectoryError):
+        return f"{where}: a part of this path is a file, where a folder was expected"
+    if isinstance(exc, PermissionError):
+        return f"{where}: not allowed ({exc.strerror}): run it as a user who may read and write there"
+    if isinstance(exc, FileNotFoundError):
+        return f"{where}: no such file or folder"
+    return f"{where}: {exc.strerror or exc}"
 
 
 def backup(path: Path, into: Path | None = None) -> Path | None:

@@ -2,6 +2,7 @@
 
     stored.normalize(nb, "05_bank_conflicts.ipynb")   # in place: what `instructor refresh` writes
     stored.problems(nb)                               # [] or what opening it in JupyterLab would change
+    nb = stored.read_notebook(path)                   # nbformat 4, or ValueError naming the file and the fault
     --ContentsManager.pre_save_hook=course_lib.lab.stored.save_hook     # what course-lab's server saves with
 
 Five things would otherwise change a notebook file with no change of content:
@@ -29,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from pathlib import Path
 
 
 # the kernelspec JupyterLab and ipykernel write: a notebook stored with another is rewritten when opened
@@ -175,3 +177,26 @@ def _plain(obj):
 def _as_nodes(obj):
     from nbformat import from_dict
     return from_dict(obj)
+
+
+def read_notebook(path):
+    """Notebook `path` as nbformat 4, or a ValueError naming the file and what is wrong with it (not JSON, or
+    JSON that is not a notebook), never nbformat's or jsonschema's traceback. OSErrors pass (the caller's)."""
+    import nbformat
+    try:
+        return nbformat.read(path, as_version=4)
+    except OSError:
+        raise
+    except Exception as exc:        # NotJSONError, jsonschema's ValidationError, AttributeError on a JSON list
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (ValueError, OSError):
+            what = "it is not JSON, so not a Jupyter notebook"
+        else:
+            missing = [k for k in ("cells", "nbformat") if k not in data] if isinstance(data, dict) else None
+            what = (f"it is JSON (a {type(data).__name__}), not a Jupyter notebook, which is an object with "
+                    "'cells' and 'nbformat'" if missing is None else
+                    f"it is JSON, but not a Jupyter notebook: it has no {' and no '.join(map(repr, missing))}"
+                    if missing else f"it is not a notebook nbformat can read ({str(exc).strip()[:160]})")
+        raise ValueError(f"{path}: {what}\nhint: name a notebook (.ipynb) the course wrote, or restore this one: "
+                         f"git checkout -- {path}") from None

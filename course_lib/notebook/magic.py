@@ -26,7 +26,9 @@ the cell's own line numbers (line 1 is the ``%%cuda`` line). The name does not d
 execution count, so stored outputs are the same however the notebook is run (nbval).
 Re-running an unchanged cell reuses the compiled module (no recompilation).
 Compile errors appear as a short message with a caret, not a traceback (every
-:class:`course_lib.KernelError` renders that way in IPython).
+:class:`course_lib.KernelError` renders that way in IPython). A cell that did not compile leaves its
+names bound to the previous cell's kernels; ``kernel.cells`` records it, so that a check of one of
+those names says so instead of judging the older kernel.
 
 This module does not compile (``nvrtc``) or run kernels (``module``); it only parses the magic
 line, builds the module and binds names.
@@ -41,6 +43,7 @@ import types
 
 from ..compile import source
 from ..errors import CompileError, KernelError
+from ..kernel import cells
 from ..kernel.module import Function, RawModule, Template
 
 _cache: dict = {}          # (magic line, cell) -> RawModule, so re-running a cell is instant
@@ -196,7 +199,12 @@ def cuda(line: str, cell: str):
     """The %%cuda cell magic (see the module docstring)."""
     from IPython import get_ipython
     ip = get_ipython()
-    module, names = compile_cell(line, cell)
+    try:
+        module, names = compile_cell(line, cell)
+    except KernelError as exc:      # the names keep the previous cell's kernels: a check must not judge those
+        cells.failed(cell, exc)
+        raise
+    cells.compiled(module)
     for warning in shadowed(ip.user_ns, names):
         print(warning, file=sys.stderr)
     ip.user_ns.update(names)

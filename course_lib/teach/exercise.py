@@ -131,6 +131,7 @@ class Report:
     exercise: str
     problems: list = field(default_factory=list)     # [(what, hint)]
     passed: list = field(default_factory=list)
+    record: dict = field(default_factory=dict, repr=False, compare=False)   # the same as data (teach.record)
 
     @property
     def ok(self) -> bool:

@@ -16,7 +16,9 @@ simulator on every shape, on random data with a poisoned output, with race check
 element compared, every property judged on every shape, and a barrier some threads skip, an
 out-of-bounds or misaligned access, a race or a read of unwritten shared memory on any shape is a
 problem. On a GPU it also runs there. It answers with a :class:`Report` — each problem with a
-hint, or a short success line — and never raises for a wrong kernel.
+hint, the best-supported cause first (``evidence``), or a short success line — and never raises
+for a wrong kernel. A kernel whose last ``%%cuda`` cell did not compile is not judged: the report
+names that cell's error (``kernel.cells``).
 
 Solutions are not in the notebooks: see ``solutions`` (one file per exercise). The exercises
 themselves are defined in ``exercise_list``; what an exercise is, in ``exercise``.
@@ -26,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import difflib
+import numbers
 import sys
 import warnings
 
@@ -49,29 +52,31 @@ from .properties import (  # noqa: F401
     uses_shared,
     vector_width,
 )
-from . import footprint, reveal_diff, solutions, variants
+from . import evidence, footprint, record, reveal_diff, solutions, variants
 from .runs import find_kernel, needs, run_on_gpu, run_shapes
 from .solutions import Revealed, body, has_solution, solved, strip_solutions  # noqa: F401
 
 PASSED: set[str] = set()       # exercises whose check passed in this Python session
 
 
-def get(key: str, student: str | None = None) -> Exercise:
-    """The exercise named `key`, as this student's variant (``variants``: the default in self-study);
-    its repr tells the student what to write.  get("vectorized")"""
+def get(key: str, student: str | None = None, course=None) -> Exercise:
+    """The exercise named `key`, as this student's variant (``variants``: the default in self-study; another
+    student's needs the course folder, `course`); its repr tells the student what to write.  get("vectorized")"""
     if isinstance(key, str) and key in EXERCISES:
-        return variants.exercise(key, student)
+        return variants.exercise(key, student, course)
     close = difflib.get_close_matches(str(key), list(EXERCISES), n=2)
     raise NotFound(f"no exercise {key!r}", hint=(f"did you mean {' or '.join(map(repr, close))}? " if close else "")
                    + f"the exercises: {', '.join(EXERCISES)}")
 
 
-def variant(key: str, student: str | None = None) -> Exercise:
-    """The concrete Exercise `student` is asked for (default: whoever ``student_id`` names now).
+def variant(key: str, student: str | None = None, course=None) -> Exercise:
+    """The concrete Exercise `student` is asked for (default: whoever ``student_id`` names now). A named
+    student's variant comes from the class's secret in the course folder; without one, NotFound says that
+    the class has no variants (or, on the hub, that only your own is yours to see).
 
-        exercises.variant("padded_tile", "alice")     # alice's tile, type and launch
+        exercises.variant("padded_tile", "alice", course="~/course")     # alice's tile, type and launch
     """
-    return get(key, student)
+    return get(key, student, course)
 
 
 def student(student_id: str | None = None) -> str | None:
@@ -99,6 +104,7 @@ def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shap
         exercises.check("padded_tile", transpose_padded)
         exercises.check("padded_tile", transpose_padded, shapes=[(33, 70), (200, 31)])
     """
+    seed = _seed(seed)
     if not isinstance(exercise, (str, Exercise)) and isinstance(kernel, str) and kernel in EXERCISES:
         raise NotFound(f"check's first argument is the exercise and its second the kernel; this call gave "
                        f"{type(exercise).__name__} first and the exercise {kernel!r} second",
@@ -107,33 +113,58 @@ def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shap
     if shapes is not None:
         ex = dataclasses.replace(ex, shapes=_shapes(ex, shapes))
     _room(ex, shapes)
+    with record.tracing(ex) as trace:          # the verdict as data too (record: for the class report)
+        report = _check(ex, kernel, gpu, seed)
+    report.record = trace.record(report)
+    return report
+
+
+def _check(ex, kernel, gpu, seed) -> Report:
     report = Report(ex.key)
     fn = find_kernel(ex, kernel, report)
+    record.kernel(fn)
     if fn is None:
+        record.found("kernel", report.problems)
         return report
     dtype = _dtype(ex, fn)
     runs, wrong, crashes = run_shapes(ex, fn, dtype, seed)
-    _add(report, wrong, "on a {on} matrix: {what}", "also wrong on")
-    _add(report, crashes, "on a {on} matrix the simulator stopped the kernel: {what}", "also on")
+    found = (evidence.per_shape(wrong, "on a {on} matrix: {what}", "also wrong on")
+             + evidence.per_shape(crashes, "on a {on} matrix the simulator stopped the kernel: {what}", "also on"))
     if not runs:
+        report.problems += evidence.ordered(found)
         return report
     correct = not wrong and not crashes
     if correct:
         report.passed.append(f"correct on {len(ex.shapes)} shape" + ("s" if len(ex.shapes) > 1 else ""))
+    did_work = evidence.did_work(runs)       # 'already right' is said only of what the kernel did
     for p, problem in judge(ex.properties, runs):
         if problem:
-            report.problems.append((f"{p.name}: {problem}", p.hint))
-        else:
+            found.append(evidence.judged(p, problem, fn))
+        elif did_work:
             report.passed.append(p.name)
+        record.judged(p, found[-1] if problem else None)
+    report.problems += evidence.ordered(found)       # the best-supported cause first (evidence)
+    judged = len(report.problems)
     if correct and ex.own_tiles:
         report.problems += _honest(ex, fn, dtype, runs, seed)
     elif correct and ex.once:               # any launch (a grid-stride loop): each element moved once
         report.problems += footprint.traffic(ex, runs)
+    record.found("footprint", report.problems[judged:])
     if correct and ((gpu is None and gpu_module.available()) or gpu):
+        judged = len(report.problems)
         run_on_gpu(ex, fn, dtype, report, seed)
+        record.found("gpu", report.problems[judged:])
     if report.ok and not solutions.graded():
         PASSED.add(ex.key)
     return report
+
+
+def _seed(seed) -> int:
+    """check's `seed` (which random matrices it runs on) as an int, or ArgumentError: a whole number, 0 or more."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ArgumentError(f"seed={seed!r}: the seed of the checker's random matrices is a whole number, 0 or more",
+                            hint="leave it out (seed=0, the notebook's), or give another, e.g. seed=7")
+    return int(seed)
 
 
 def _shapes(ex, shapes) -> tuple:
@@ -160,13 +191,6 @@ def _room(ex, given) -> None:
         plan.room_for(int(np.prod(s, dtype=object)) * (4 * itemsize + 1 + owners) + plan.BATCH_BYTES,
                       f"the check on {where}: its {' x '.join(map(str, s))} {np.dtype(ex.dtypes[0])} matrix",
                       option=None)
-
-
-def _add(report, found, text, also_words):
-    if found:
-        (on, (what, hint)), rest = found[0], found[1:]
-        also = f" ({also_words} {', '.join(str(s) for s, _ in rest)})" if rest else ""
-        report.problems.append((text.format(on=on, what=what) + also, hint))
 
 
 def _honest(ex, fn, dtype, runs, seed) -> list:

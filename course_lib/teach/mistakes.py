@@ -10,7 +10,8 @@
 Each :class:`Mistake` is data (``mistakes.toml``, one table per entry): a short kernel written the way a student writes it (compiled
 as ``cell.cu`` so messages look like a notebook's), the Python that launches it — shown as
 is and run as is, so what a notebook shows is exactly what runs — the kind of diagnosis to
-expect (an exception class, a race kind, ``uninitialized read`` or ``wrong result``), the
+expect (an exception class, a race kind, ``uninitialized read`` or ``wrong result``: a result
+that ``verify.compare`` or an exercise's checker, ``cl.exercises.check``, found wrong), the
 source line(s) the diagnosis must point at, and an explanation with the fix. Tests run every
 entry and check kind, line, thread/block/buffer and hint (tests/teach/test_mistakes.py).
 
@@ -37,6 +38,7 @@ from ..kernel import guard
 from ..kernel.module import RawModule
 from ..transposes import verify
 from ..transposes.data import poisoned, random_matrix
+from . import exercises
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -94,7 +96,8 @@ class Mistake:
 
     def diagnose(self) -> Diagnosis:
         """Run the launch and describe what course_lib reported."""
-        ns = dict(np=np, cl=SimpleNamespace(RawModule=RawModule), verify=verify, guard=guard, src=self.source,
+        ns = dict(np=np, cl=SimpleNamespace(RawModule=RawModule, exercises=exercises), verify=verify, guard=guard,
+                  src=self.source,
                   random_matrix=lambda r, c, dtype=np.float32: random_matrix(r, c, dtype),
                   poisoned=lambda *shape, dtype=np.float32: poisoned(shape, dtype))
         out = io.StringIO()
@@ -153,7 +156,9 @@ def _from_result(result, output, hint):
                          "\n".join(str(x) for x in warnings), (w.line,), w.thread, w.block, w.hint, None, result, output)
     if result is not None and hasattr(result, "ok") and not result.ok:
         text = (output + str(result)).strip()
-        return Diagnosis("wrong result", text, (), None, None, hint, None, result, output)
+        problems = getattr(result, "problems", None)        # a checker's Report: its first hint is the one to act on
+        return Diagnosis("wrong result", text, (), None, None, problems[0][1] if problems else hint, None, result,
+                         output)
     return Diagnosis("no error", (output + str(result)).strip(), (), None, None, None, None, result, output)
 
 

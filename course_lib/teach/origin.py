@@ -19,11 +19,16 @@ compiled from the course's sources, whatever the route:
   absolute or through macros) whose content is a course kernel's or a solution's, whatever its name;
 - a solution file, read from its path or with its ``//!`` header, and — in a graded run
   (``solutions.graded()``: nbgrader's autograder, a graded hub) — a source with the solution's
-  markers or a comment only the solution has: text copied from exercises/<key>/solution.cu.
+  markers or a comment only the solution has: text copied from exercises/<key>/solution.cu;
+- whatever its text, a kernel whose compiled code is a course kernel's that answers the exercise
+  (``course_code``: the ``reveal`` kernel and every kernel of kernels/ that launches as the exercise
+  does, with the exercise's — the student's variant's — parameters and type; compared by a
+  fingerprint of the PTX that names, comments, constants written in and the order of independent
+  statements do not change, ``codeprint``).
 
 A student who writes the same algorithm in their own words passes. In self-study and for the
 instructor the solution's text is accepted (the instructor copy runs it). This module compiles and
-runs nothing.
+runs nothing (``course_code`` compiles the course's kernels it compares with).
 """
 from __future__ import annotations
 
@@ -33,7 +38,7 @@ from pathlib import Path
 
 from ..compile import source
 from ..kernel.module import KERNELS_DIR
-from . import solutions
+from . import course_code, solutions
 
 HINT = ("the exercise is to write this kernel: complete the exercise's %%cuda cell (its stub) and check the "
         "kernel that cell defines — the checker judges only kernels you wrote")
@@ -147,8 +152,10 @@ def _own_comments(key: str, body: str) -> set[str]:
     return {c for c in _comments(solved) - _comments(solutions.stub(key)) if len(c) >= 16}
 
 
-def borrowed(fn) -> tuple[str, str] | None:
-    """(what, hint) when `fn` was compiled from the course's kernels or solutions; None when it is the student's."""
+def borrowed(fn, ex=None) -> tuple[str, str] | None:
+    """(what, hint) when `fn` was compiled from the course's kernels or solutions, or (given the Exercise
+    `ex` it is checked for) compiles to the code of a course kernel that answers it; None when it is the
+    student's."""
     module = fn.module
     name = fn.name.split("<")[0].strip()
     if getattr(module, "trusted", False):
@@ -164,7 +171,8 @@ def borrowed(fn) -> tuple[str, str] | None:
                 "write the exercise's kernel yourself, without #include of the course's kernels; " + HINT)
     files = _included(module)
     codes = [module.source.code] + [source.strip_comments(t) for _, t in files]
-    return _included_content(files, name) or _copied_body(codes) or _solution_copy(code, mine, name)
+    return (_included_content(files, name) or _copied_body(codes) or _solution_copy(code, mine, name)
+            or (course_code.same_code(fn, ex) if ex is not None else None))
 
 
 def _copied_body(codes) -> tuple[str, str] | None:

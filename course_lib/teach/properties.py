@@ -33,7 +33,8 @@ only decides what counts as "coalesced" or "conflict-free" for a student's kerne
 Atomics count as what they are: each a read and a write of memory (``SimRun.atomics``), judged
 with the loads for coalescing and traffic, and with the stores. Hints may name the exercise's own
 tile, block and element type ({tx}, {ty}, {bx}, {by}, {t}; {pad}: one 4-byte word of padding, in
-elements): :func:`judge` fills them in from the :class:`Shape` a run moved. It does not run kernels or compare outputs (exercises.check does).
+elements; {fill} and {loop_bounds}: advice that names loops only for a kernel that has or needs them,
+``evidence.loop_words``): :func:`judge` fills them in from the :class:`Shape` a run moved. It does not run kernels or compare outputs (exercises.check does).
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import blocks
+from .evidence import loop_words
 
 __all__ = ["Shape", "Property", "coalesced", "no_bank_conflicts", "no_races", "no_uninitialized_reads",
            "uses_shared", "vector_width", "async_copies", "each_element_once", "one_tile_per_block",
@@ -62,6 +64,7 @@ class Shape:
     tile: tuple | None = None      # (columns, rows) of in one block moves, where the exercise says
     block: tuple | None = None     # threads per block
     ctype: str = "float"           # the element's C type, for hints
+    loops: bool | None = None      # whether the kernel has a loop (None: not known), for hints that name one
 
     def __str__(self):
         return (f"{self.batch} x " if self.batch > 1 else "") + f"{self.rows}x{self.cols}"
@@ -93,7 +96,8 @@ class Property:
         bx, by = (getattr(on, "block", None) or (tx, ty))[:2]
         size = getattr(on, "itemsize", 4) or 4
         # the padding that moves each row one 4-byte bank on: one word, in elements (1 for 4 and 8 bytes)
-        known = dict(tx=tx, ty=ty, bx=bx, by=by, t=getattr(on, "ctype", "float"), pad=max(1, 4 // size))
+        known = dict(tx=tx, ty=ty, bx=bx, by=by, t=getattr(on, "ctype", "float"), pad=max(1, 4 // size),
+                     **loop_words(getattr(on, "loops", None), (tx, ty), (bx, by)))   # {fill}, {loop_bounds}
         return re.sub(r"\{(\w+)\}", lambda m: str(known.get(m[1], m[0])), self.hint)
 
 
@@ -172,7 +176,7 @@ def no_uninitialized_reads() -> Property:
         return None if _rows(run, "shared", None) else False
     return Property("reads only shared memory that was written", test,
                     "every element of the tile a thread reads must have been stored by some thread of the "
-                    "block first: fill the whole tile (one loop per phase, the same rows in both)")
+                    "block first: {fill}")
 
 
 def uses_shared() -> Property:
@@ -239,8 +243,10 @@ def each_element_once() -> Property:
     def test(run, on):
         need = on.rows * on.cols * on.batch * on.itemsize
         atoms = [r for r in getattr(run, "atomics", []) if r["space"] == "global"]
+        short = False
         for op, array, verb, done in (("ld", "in", "load", "loaded"), ("st", "out", "store", "stored")):
             moved = sum(r["bytes"] for r in _rows(run, "global", op)) + sum(r["bytes"] for r in atoms)
+            short = short or moved < need    # some never moved: the result says which, and 'once' is not said
             if moved > need:
                 why = ""
                 if atoms:
@@ -249,11 +255,10 @@ def each_element_once() -> Property:
                            f"reads and writes the element it touches, a load and a store in one)")
                 return (f"the global {verb}s move {moved:,} bytes, {moved / need:.2g} times the {need:,} bytes of "
                         f"{array}: some elements are {done} more than once{why}")
-        return None
+        return False if short else None
     return Property("each element loaded and stored once", test,
-                    "each element of in is loaded once and each element of out stored once: check the loop bounds "
-                    "and steps (a grid-stride loop steps by gridDim.x * blockDim.x, a loop over the rows of a tile "
-                    "by blockDim.y), that no two threads or blocks move the same element, and use plain loads and "
+                    "each element of in is loaded once and each element of out stored once: check {loop_bounds}"
+                    "that no two threads or blocks move the same element, and use plain loads and "
                     "stores (in[i], out[i] = v), not atomics")
 
 

@@ -7,10 +7,10 @@ and checks its parameter list; simulates it on every shape of the exercise with 
 (random input, poisoned output), turning a KernelError — out of bounds, misaligned, a barrier
 some threads skip, an endless loop — into a problem with the simulator's hint (a loop stopped by
 the step limit is called endless only if it does not end on the exercise's tiny shape either;
-otherwise the kernel is slow, and the problem says so); compares every element and picks a hint from where the wrong elements are and what they hold (misplaced
-elements of `in`: an index; values `in` does not hold: a type that changed them on the way; a
-matrix of a batch written by another matrix's blocks: the batch offset); and reruns passing
-kernels on a GPU when there is one. It judges no property (``properties``) and writes no
+otherwise the kernel is slow, and the problem says so); compares every element, with a hint from
+where the wrong elements are and what they hold (``wrong``); refuses a kernel whose last
+``%%cuda`` cell did not compile (``kernel.cells``); and reruns passing kernels on a GPU when there
+is one. It judges no property (``properties``) and writes no
 report text beyond each problem's (what, hint).
 """
 from __future__ import annotations
@@ -22,12 +22,13 @@ import numpy as np
 
 from ..compile.source import C_NAME
 from ..errors import KernelError, SimulationLimit
+from ..kernel import cells
 from ..kernel.module import Function, Template
-from ..transposes import verify
-from ..transposes.data import poisoned
-from . import origin, sensors, simulated
+from . import evidence, origin, record, sensors, simulated
 from .exercise import expected, input_for, output_for
 from .simulated import LIMITS, SLOW_HINT
+from .evidence import Problem
+from .wrong import diagnose, written_share
 
 BOUNDS = "check the bounds tests: every index must stay inside in and out"
 
@@ -42,30 +43,36 @@ def run_shapes(ex, fn, dtype, seed):
     Each Shape carries the exercise's tile, block and element type; each run records what the
     exercise's properties need (``needs``): its owners, and for a right result its shared_flow."""
     runs, wrong, crashes = [], [], []
-    wanted = needs(ex)
+    wanted, loops = needs(ex), evidence.has_loops(fn)
     for i, shape in enumerate(ex.shapes):
         a, on = input_for(ex, shape, dtype, seed + i)
         on = dataclasses.replace(on, tile=tuple(ex.tile) if ex.tile else None, block=tuple(ex.block),
-                                 ctype=C_NAME[np.dtype(dtype)])
+                                 ctype=C_NAME[np.dtype(dtype)], loops=loops)
         out = output_for(ex, a)
         grid, block = ex.launch(on.rows, on.cols, on.batch)
         try:
             run = simulated.launch(fn, grid, block, (out, a, np.int32(on.rows), np.int32(on.cols)),
                                    owners="owners" in wanted)
         except SimulationLimit as exc:                 # every other shape would hit the limit too: stop
-            crashes.append((on, stopped(ex, fn, dtype, exc, on)))
+            crashes.append((on, Problem(*stopped(ex, fn, dtype, exc, on), evidence.STOPPED)))
+            record.stopped(on, exc, crashes[-1][1])
             break
         except KernelError as exc:
             where = f" (line {exc.line})" if exc.line and f"line {exc.line}" not in exc.message else ""
-            crashes.append((on, (exc.message + where, exc.hint or BOUNDS)))
+            hint = evidence.stopped_hint(ex, exc, on.batch) or exc.hint or BOUNDS
+            crashes.append((on, Problem(exc.message + where, hint, evidence.STOPPED)))
+            record.stopped(on, exc, crashes[-1][1])
             continue
         except Exception as exc:                       # the simulator's own limits must not reach the student raw
-            crashes.append((on, (f"{type(exc).__name__}: {exc}",
-                                 "the simulator could not run this kernel; if it compiles and you think it is "
-                                 "right, try it on a GPU and tell the course's maintainers")))
+            crashes.append((on, Problem(f"{type(exc).__name__}: {exc}",
+                                        "the simulator could not run this kernel; if it compiles and you think it is "
+                                        "right, try it on a GPU and tell the course's maintainers", evidence.STOPPED)))
+            record.stopped(on, exc, crashes[-1][1])
             break
         runs.append((on, run))
-        problem = diagnose(ex, out, a, run)
+        run.out_written = written_share(out)            # for evidence.did_work: what 'already right' may say
+        problem = diagnose(ex, out, a, run, loops)
+        record.ran(on, run, out, expected(ex, a), problem)
         if problem:
             wrong.append((on, problem))
         elif "flow" in wanted:
@@ -98,138 +105,6 @@ def stopped(ex, fn, dtype, exc, shape=None) -> tuple[str, str]:
             + (f" ({simulated.implied(ex, shape)})" if shape is not None else ""), SLOW_HINT)
 
 
-def diagnose(ex, out, a, run=None):
-    """(what is wrong, hint) for one shape's output, or None when every element is right."""
-    want = expected(ex, a)
-    if out.ndim == 3:
-        return _diagnose_batch(ex, out, a, want)
-    m = verify.compare(out, want, 32 if ex.grid else ex.tile[0])
-    if m.ok:
-        return None
-    return str(m), _hint(m, out, a, want, ex, run)
-
-
-def _hint(m, out, a, want, ex, run=None) -> str:
-    bad = ~_same(out, want)
-    written = bad & ~_same(out, np.broadcast_to(poisoned((1,), out.dtype)[0], out.shape))
-    early = next((r for r in getattr(run, "races", []) if getattr(r, "copy", None) and r.op == "reads"), None)
-    if early:       # the values stored were read before they landed: poison in out does not mean unwritten
-        return (f"line {early.lines[1]} reads the tile before the {early.copy} copy of line {early.lines[0]} has "
-                "landed, and what it read reaches out: wait for the copies first (its __pipeline_wait_prior(N) "
-                "must leave no group of them on its way, then __syncthreads() for every thread's)")
-    if m.unwritten == m.total:
-        return "nothing was written: every element of out must be stored by some thread"
-    if m.unwritten == m.wrong:      # before 'more than half wrong': an unwritten element is no misplaced one
-        return _unwritten_hint(m, bad, a, ex)
-    uninitialized = [w for w in getattr(run, "warnings", []) if w.kind == "uninitialized"]
-    if uninitialized:
-        w = uninitialized[0]
-        return (f"line {w.line} reads shared memory that no thread of the block wrote, and those values reach out: "
-                "every element a thread reads from the tile must be stored first — fill the whole tile")
-    if written.any():
-        changed = _changed_values(out[written], want[written], a)
-        if changed:
-            return changed
-    edge = _partial_tiles(ex, a.shape, out.shape)
-    if edge is not None and edge[bad].all():
-        return ("all wrong elements come from the last, partial tiles (the matrix is not a multiple of the tile): "
-                "threads past the edge must skip loading and storing, but the others must still do their part — "
-                "test rows and cols separately, on the way in and on the way out")
-    if m.wrong > m.total // 2:
-        if ex.copy:
-            return "out has the shape of in: element (r, c) goes to out[r * cols + c]"
-        hint = "out is cols x rows: element (r, c) of in goes to out[c * rows + r]"
-        if any(p.name == "stages the tile in shared memory" for p in ex.properties):
-            hint += ("; after the barrier each thread reads the tile transposed (tile[threadIdx.x][...]) and the "
-                     "block lands at the mirrored place")
-        return hint
-    return "compare the indices used to read in and to write out for the elements listed above"
-
-
-def _unwritten_hint(m, bad, a, ex) -> str:
-    """Every wrong element unwritten: threads all on a few elements, whole tiles unstored, or single misses."""
-    if (m.total - m.unwritten) * 32 <= m.total:
-        return (f"only {m.total - m.unwritten} element(s) of out were written: the threads store to the same few "
-                "places — each thread's (r, c) must come from its threadIdx and blockIdx")
-    tiles = _tile_mask(ex, a.shape, bad)
-    if tiles is not None and tiles.any() and (tiles.all(axis=(1, 3)) | ~tiles.any(axis=(1, 3))).all():
-        return ("the elements written are right, but whole tiles were never written: each block must cover its "
-                f"own tile ({ex.tile[0]} columns x {ex.tile[1]} rows of in) — check which blockIdx picks the "
-                "tile's columns and which its rows, each times the tile's size")
-    return ("those elements of out were never written: find the thread that should store the ones listed "
-            "above — is there one, and does its bounds test let it?")
-
-
-def _tile_mask(ex, in_shape, bad):     # bad in in's coordinates, (tile row, row, tile column, column)
-    (rows, cols), (tx, ty) = in_shape, ex.tile
-    if ex.grid is not None or rows % ty or cols % tx:
-        return None
-    b = bad.reshape(in_shape) if ex.copy else np.ascontiguousarray(bad.reshape(cols, rows).T)
-    return b.reshape(rows // ty, ty, cols // tx, tx)
-
-
-def _partial_tiles(ex, in_shape, out_shape):
-    """Mask over out of the elements whose source lies in a partial tile of the grid (None: no grid of tiles)."""
-    rows, cols = in_shape
-    if ex.grid is not None or (rows % ex.tile[1] == 0 and cols % ex.tile[0] == 0):
-        return None
-    edge = np.zeros(in_shape, bool)
-    if rows % ex.tile[1]:
-        edge[rows - rows % ex.tile[1]:, :] = True
-    if cols % ex.tile[0]:
-        edge[:, cols - cols % ex.tile[0]:] = True
-    return edge if ex.copy else np.ascontiguousarray(edge.T).reshape(out_shape)
-
-
-def _changed_values(got, want, a) -> str | None:
-    """A hint when the wrong elements hold values that `in` does not: a type changed them."""
-    if np.isin(got, a).mean() > 0.5:
-        return None                                    # elements of in, in the wrong place: an index problem
-    t = C_NAME[a.dtype]
-    if a.dtype.kind == "f":
-        if np.array_equal(got, np.trunc(want).astype(a.dtype)):
-            return (f"the values lost their fraction (1.73 became 1.0): an int holds the elements on the way — "
-                    f"declare the tile and any temporary as {t}")
-        if np.allclose(got, want, rtol=1e-2):
-            return (f"the values are close but not equal: they passed through a narrower type (half, or float for "
-                    f"double) — keep them {t} all the way")
-    elif (got == np.iinfo(a.dtype).max).mean() > 0.5:
-        return (f"the wrong elements hold all ones ({np.iinfo(a.dtype).max}): a signed type's sign was spread into "
-                f"them (a short or char widened, then shifted or or-ed) — keep the elements {t}, unsigned")
-    return (f"the wrong elements hold values that are nowhere in `in`: they were changed on the way (another type "
-            f"than {t}, or bytes mixed up) — keep the elements {t} from the load to the store")
-
-
-def _diagnose_batch(ex, out, a, want):
-    offsets = ("matrix b starts at element b * rows * cols of in, and its transpose at b * cols * rows of out "
-               "(the same count): move both pointers by blockIdx.z times that")
-    unwritten = [k for k in range(len(a)) if np.isnan(out[k]).all()] if out.dtype.kind == "f" else []
-    for k in range(len(a)):
-        m = verify.compare(out[k], want[k], ex.tile[0])
-        if m.ok:
-            continue
-        if unwritten and k == unwritten[0] and k > 0:
-            return (f"matrices {', '.join(map(str, unwritten))} of out were never written (matrix 0 was)",
-                    "every block of grid.z = b must work on matrix b: move in and out by "
-                    "blockIdx.z * rows * cols elements (as size_t) before indexing")
-        bad = ~_same(out[k], want[k])
-        source = [b for b in range(len(a)) if b != k and np.isin(out[k][bad], a[b]).mean() > 0.9]
-        if source:
-            return (f"matrix {k}: {m}; the wrong values come from matrix {source[0]} of in",
-                    f"blocks of matrix {source[0]} wrote into matrix {k}'s part of out: {offsets}")
-        if m.unwritten:
-            return (f"matrix {k}: {m}",
-                    "a thread outside the matrix when loading may be inside it when storing (the roles of x and y "
-                    "swap): do not return early — test every load and store against rows and cols")
-        return (f"matrix {k}: {m}", offsets if k > 0 else
-                "check the single-matrix transpose (bounds tests, out[c * rows + r])")
-    return None
-
-
-def _same(x, y):
-    return (x == y) | (np.isnan(x) & np.isnan(y)) if x.dtype.kind == "f" else x == y
-
-
 # ---------------------------------------------------------------------------- finding the kernel
 
 def find_kernel(ex, kernel, report):
@@ -242,8 +117,10 @@ def find_kernel(ex, kernel, report):
         except (ImportError, AttributeError):
             kernel = None
         if kernel is None:
-            report.problems.append((f"there is no kernel named {ex.kernel} yet",
-                                    f"run the %%cuda cell that defines __global__ void {ex.kernel}(...) first"))
+            failed = cells.failure(ex.kernel)
+            report.problems.append(_not_compiled(ex.kernel, failed, None) if failed else (
+                f"there is no kernel named {ex.kernel} yet",
+                f"run the %%cuda cell that defines __global__ void {ex.kernel}(...) first"))
             return None
     if isinstance(kernel, Template):
         report.problems.append((f"{kernel.name} is a template", f"check one instance: {kernel.name}[np.float32, ...]"))
@@ -252,7 +129,11 @@ def find_kernel(ex, kernel, report):
         report.problems.append((f"{kernel!r} is not a compiled kernel",
                                 f"pass the name the %%cuda cell bound, e.g. check('{ex.key}', {ex.kernel})"))
         return None
-    refused = origin.borrowed(kernel) or sensors.reads_clock(kernel)
+    failed = cells.outdated(kernel, dict.fromkeys((ex.kernel, kernel.name)))
+    if failed:
+        report.problems.append(_not_compiled(kernel.name, failed, kernel.name))
+        return None
+    refused = origin.borrowed(kernel, ex) or sensors.reads_clock(kernel)
     if refused:
         report.problems.append(refused)
         return None
@@ -274,6 +155,16 @@ def find_kernel(ex, kernel, report):
                                 "use the element type of the exercise's stub"))
         return None
     return kernel
+
+
+def _not_compiled(name, cell, older) -> tuple[str, str]:
+    """(what, hint) for a check whose kernel's last %%cuda cell did not compile (``kernel.cells``)."""
+    what = f"the last %%cuda cell that defines {name} did not compile ({cell.where()})"
+    what += (f": {older} still holds an earlier cell's kernel, and this check judges only the code you see, so it "
+             "checked nothing" if older else f", so there is no {name} to check")
+    own = getattr(cell.error, "hint", None)
+    return what, ("fix the error shown under that cell" + (f" ({own.rstrip('.')})" if own else " (the caret marks "
+                                                           "the place)") + ", then run that cell again and this check")
 
 
 # ---------------------------------------------------------------------------- on a GPU

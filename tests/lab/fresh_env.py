@@ -1,6 +1,7 @@
 """Helpers for the tests that install the course into fresh environments (Colab's packages, the
 hub's image): a Python 3.12 to build them with, an environment free of this test's venv, commands
-that skip the test when PyPI cannot be reached, and deploy/Dockerfile's steps run as a script.
+that say what they do as they go and skip the test when PyPI cannot be reached, and deploy/Dockerfile's
+steps run as a script.
 """
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from test_install import dockerfile_steps
+from live_progress import say
+from test_install import copy_context, dockerfile_steps, dockerignore
 
 OFFLINE = re.compile(r"NewConnectionError|Temporary failure in name resolution|Network is unreachable|"
                      r"No matching distribution found")
@@ -50,8 +53,12 @@ def clean_env(tmp: Path) -> dict:
 
 
 def run(args, what: str, **kw) -> subprocess.CompletedProcess:
-    """Run a command; skip the test if it failed for want of PyPI, fail it with the output otherwise."""
+    """Run a command, saying what and then how long it took (live_progress: in pytest's output as it goes);
+    skip the test if it failed for want of PyPI, fail it with the output otherwise."""
+    say(f"{what} ...")
+    start = time.monotonic()
     r = subprocess.run(args, capture_output=True, text=True, timeout=kw.pop("timeout", 900), **kw)
+    say(f"{what}: {'done' if r.returncode == 0 else 'failed'} in {time.monotonic() - start:.0f} s")
     if r.returncode != 0 and OFFLINE.search(r.stdout + r.stderr):
         pytest.skip(f"{what}: PyPI is not reachable: {(r.stdout + r.stderr).strip()[-300:]}")
     assert r.returncode == 0, f"{what} failed:\n{(r.stdout + r.stderr)[-4000:]}"
@@ -59,7 +66,8 @@ def run(args, what: str, **kw) -> subprocess.CompletedProcess:
 
 
 def _expand(value: str, env: dict) -> str:
-    return re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: env.get(m[1] or m[2], ""), value)
+    """ARG and ENV values put in, as docker does; any other $NAME is the shell's (left as it is)."""
+    return re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: env.get(m[1] or m[2], m[0]), value)
 
 
 def system_step(command: str, env: dict) -> bool:
@@ -73,7 +81,8 @@ def system_step(command: str, env: dict) -> bool:
     after = words[words.index("install") + 1:] if "install" in words else []
     after = after[:after.index("&&")] if "&&" in after else after
     wanted = [w for w in after if not w.startswith("-")]
-    missing = [w for w in wanted if not shutil.which(w, path=env.get("PATH"))]
+    program = {"bubblewrap": "bwrap"}                   # a package whose program has another name
+    missing = [w for w in wanted if not shutil.which(program.get(w, w), path=env.get("PATH"))]
     if missing:
         pytest.skip(f"the image's apt-get step installs {missing}; a test installs no system package: "
                     f"apt-get install {' '.join(missing)}")
@@ -102,12 +111,10 @@ def run_dockerfile(dockerfile: Path, context: Path, tmp: Path, python: str) -> t
             cwd = Path(moved(_expand(args, env)))
             cwd.mkdir(parents=True, exist_ok=True)
         elif instruction == "COPY":
+            say(f"{dockerfile.name}: COPY the build context (what .dockerignore leaves)")
             src, dst = (_expand(a, env) for a in shlex.split(args) if not a.startswith("--"))
             assert src == ".", "the image copies the whole context"
-            ignored = [p.strip() for p in (context / ".dockerignore").read_text().splitlines()
-                       if p.strip() and not p.startswith("#")]
-            shutil.copytree(context, dst, dirs_exist_ok=True, symlinks=True,
-                            ignore=lambda d, names: [n for n in names if n in ignored or n == ".git"])
+            copy_context(context, dst, dockerignore(context))
         elif instruction == "RUN":
             script = _expand(args, env)
             if not system_step(script, env):

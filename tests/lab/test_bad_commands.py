@@ -1,6 +1,7 @@
 """What course-lab and the instructor tools say to a bad command line (issue 26): a course_lib message
 with what, where and what to do, never a traceback, and nothing started or written."""
 import os
+import shutil
 from pathlib import Path
 
 import sys
@@ -142,3 +143,38 @@ def test_nbgrader_release_never_holds_the_kept_source_notebook(tmp_path, capsys)
     assert sorted(p.name for p in source.parent.iterdir()) == [source.name]      # nothing beside it in source/
     (kept,) = [p for p in course.rglob("*.before-*") if p.is_file()]
     assert kept.read_text().count("SHARED") == 1 and str(kept.relative_to(course)) in out
+
+
+# ------------------------------------------------------------------------------ issue 36: clear answers, fast
+
+def _tiny_notebook(path: Path) -> Path:
+    import nbformat
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# notes")]), path)
+    return path
+
+
+@pytest.mark.parametrize("text, said", [('{"cells": 1}', "it is JSON, but not a Jupyter notebook: it has no 'nbformat'"),
+                                        ("[1, 2]", "it is JSON (a list), not a Jupyter notebook"),
+                                        ("{not json", "it is not JSON, so not a Jupyter notebook")])
+def test_instructor_check_on_a_file_that_is_not_a_notebook(tmp_path, capsys, text, said):
+    bad = tmp_path / "99_notes.ipynb"
+    bad.write_text(text)
+    good = _tiny_notebook(tmp_path / "98_fine.ipynb")
+    assert cli.main(["check", str(bad), str(good)]) == 1
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err and f"{bad}: {said}" in out and "git checkout -- " in out
+    assert "\n98_fine.ipynb: " in out, "the other notebooks are still checked"
+
+
+def test_instructor_check_with_a_stub_cu_that_is_a_folder(tmp_path, capsys, monkeypatch):
+    from course_lib import paths
+    exercises = tmp_path / "exercises"
+    shutil.copytree(paths.EXERCISES, exercises)
+    stub = exercises / "shared_tile" / "stub.cu"
+    stub.unlink()
+    stub.mkdir()
+    monkeypatch.setattr(paths, "EXERCISES", exercises)
+    assert cli.main(["check", str(_tiny_notebook(tmp_path / "98_fine.ipynb"))]) == 1
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err and "exercises/shared_tile/stub.cu is a folder" in out + err
+    assert "--sync-stubs" in out + err and stub.is_dir()

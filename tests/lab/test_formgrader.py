@@ -111,6 +111,14 @@ def attack_cells(mark: str) -> list:
     return cells
 
 
+def handed_in(mark: str) -> dict:
+    """Files mallory hands in beside her notebook: formgrader serves an assignment's files from the instructor's
+    own server (/formgrader/submissions/<id>/<file>), so a page among them would run as the instructor."""
+    page = f"<html><body>notes<script>{payload('file_html', mark)}</script></body></html>"
+    svg = f'<svg xmlns="http://www.w3.org/2000/svg"><script>{payload("file_svg", mark)}</script></svg>'
+    return {"notes.html": page, "figures/plot.svg": svg}
+
+
 def _own(key):
     """The solution as a student would write it: no markers, no comments of the solution's."""
     body = solutions.solved(solutions.body(key))
@@ -289,6 +297,9 @@ def test_a_scripted_submission_runs_nothing_in_formgrader_or_feedback(tmp_path, 
         _run(["nbgrader", "generate_assignment", A], course, env)
         _submit(course, "honest", _own(KEY), [])
         submitted = _submit(course, "mallory", None, attack_cells(reports))
+        for name, text in handed_in(reports).items():          # files beside her notebook, formgrader serves them
+            (submitted.parent / name).parent.mkdir(parents=True, exist_ok=True)
+            (submitted.parent / name).write_text(text)
         _run(["nbgrader", "autograde", A], course, env)
         _run(["nbgrader", "generate_feedback", A], course, env)
         graded = time.monotonic()
@@ -317,6 +328,8 @@ def _look(browser, server, course, submitted, grades, files, env) -> tuple[list,
     _open(context, f"{server.base}/formgrader?token={server.token}", console)           # logged in, as the instructor
     grading = f"{server.base}/formgrader/submissions/{_submission_id(course, 'mallory')}/"
     shown = {("formgrader", "mallory"): _open(context, grading, console).inner_text("body")}
+    for name in handed_in("x"):
+        _open(context, f"{grading}{name}", console)
     for student in ("mallory", "honest"):
         feedback = course / "feedback" / student / A / f"{A}.html"
         shown[("feedback", student)] = _open(context, feedback.as_uri(), console).inner_text("body")
@@ -334,6 +347,9 @@ def _look(browser, server, course, submitted, grades, files, env) -> tuple[list,
                  for (page, student), text in shown.items() if VERDICT[student] not in text]
     failures += [f"{page} (mallory): her own words are gone" for (page, student), text in shown.items()
                  if student == "mallory" and "My notes on the kernel." not in text]
+    kept = [p.relative_to(course).as_posix() for p in course.glob("*/mallory/**/*")
+            if p.is_file() and p.suffix != ".ipynb" and "submitted" not in p.parts and p.name != f"{A}.html"]
+    failures += [f"files mallory handed in are where formgrader and the feedback serve them: {kept}"] if kept else []
     made = (course / "autograded" / "mallory" / A / f"{A}.ipynb").read_text()      # her cells ran, and were cleaned
     if "<b>bold</b>" not in made or "not shown by the course's grader: application/javascript" not in made:
         failures.append("mallory's cells made no outputs in the sandbox: nothing was there to run")

@@ -1,9 +1,11 @@
 """The nbgrader export without running nbgrader (the round trip is tests/lab/test_nbgrader.py): the
 source layout, the cells' nbgrader metadata, the locked test cells, the seed, the hidden shapes drawn
-from it (every residue of the tile, each exercise's constraints, the solution passes), the course's
+from it (what hidden.py guarantees, on 50 students' draws; the solution passes them; kernels wrong only
+on large or both-off-tile shapes fail them; one exact pair of residues is caught now and then), the course's
 stubs put back by the ClearSolutions nbgrader is given, ``exercises.grade``, the grader's reading of
 an exercise cell (the %%cuda line's allow-list) and the sandbox's refusal where bubblewrap is missing."""
 import contextlib
+import dataclasses
 import io
 import json
 import math
@@ -52,27 +54,129 @@ def test_export_writes_one_source_assignment_per_notebook_with_exercises(tmp_pat
     assert graded == set(E.EXERCISES)
 
 
+STUDENTS = [f"student{i:02d}" for i in range(50)]
+
+
+def _walked(d: H.Dim) -> set:
+    """The residues a draw must visit in one dimension: all, or (a tile over 32) all modulo 32."""
+    every = d.residues()
+    return set(every) if len(every) <= H.WALK else {r % H.WALK for r in every}
+
+
 @pytest.mark.parametrize("key", sorted(E.EXERCISES))
-def test_hidden_shapes_cover_every_residue_keep_the_constraints_and_pass_the_solution(key):
+def test_hidden_draws_keep_their_guarantees_for_every_student(key):
+    """hidden.py's docstring, checked on 50 students' draws (no kernel runs here)."""
     ex = E.get(key)
-    hidden = H.hidden_shapes(ex, "term-seed", "alice", "assignment")
-    assert hidden == H.hidden_shapes(ex, "term-seed", "alice", "assignment")           # reproducible
-    assert hidden != H.hidden_shapes(ex, "term-seed", "bob", "assignment")             # per student
-    assert hidden != H.hidden_shapes(ex, "next-term", "alice", "assignment")           # per term
-    assert all(len(s) == len(ex.shapes[0]) and min(s) >= 1 for s in hidden)
-    for dim, tile in ((-2, ex.tile[1]), (-1, ex.tile[0])):
-        given = [s[dim] for s in ex.shapes]
-        if len(set(given)) == 1:                                    # fixed: aos_struct's 40 columns
-            assert {s[dim] for s in hidden} == set(given)
-            continue
-        g = math.gcd(*given)
-        assert all(s[dim] % g == 0 for s in hidden)                 # float4: multiples of 4; 16-bit pairs: even
-        assert {s[dim] % tile for s in hidden} == set(range(0, tile, math.gcd(g, tile))), (dim, hidden)
-    fn = magic.compile_cell("", solutions.body(key))[1][ex.kernel]
+    rules = H.rules(ex)
+    assert H.hidden_shapes(ex, "term-seed", "alice", "a") == H.hidden_shapes(ex, "term-seed", "alice", "a")
+    assert H.hidden_shapes(ex, "term-seed", "alice", "a") != H.hidden_shapes(ex, "term-seed", "bob", "a")
+    assert H.hidden_shapes(ex, "term-seed", "alice", "a") != H.hidden_shapes(ex, "next-term", "alice", "a")
+    shown = {tuple(s[-2:]) for s in ex.shapes}
+    for student in STUDENTS:
+        shapes, wide = H.split(H.hidden_shapes(ex, "term-seed", student, "a"))
+        assert all(len(s) == len(ex.shapes[0]) and min(s) >= 1 for s in shapes)
+        assert not shown & {s[-2:] for s in shapes} and len(set(shapes)) == len(shapes)
+        assert all(2 <= s[0] <= 3 for s in shapes) if rules.batch else True
+        pairs = [s[-2:] for s in shapes]
+        for d, axis in ((rules.rows, 0), (rules.cols, 1)):
+            sizes = {p[axis] for p in pairs}
+            if d.fixed is not None:                              # aos_struct's cols: the same in every shape
+                assert sizes == {d.fixed}
+                continue
+            assert all(v % d.step == 0 for v in sizes)           # float4: multiples of 4; 16-bit pairs: even
+            assert {v % d.tile for v in sizes} >= set(d.residues()) if len(d.residues()) <= H.WALK else \
+                {v % d.tile % H.WALK for v in sizes} >= _walked(d)
+            assert max(sizes) >= H.LARGE[0] and max(sizes) <= H.LARGE[1] + 2 * d.period
+        # off the tile, or as off as the dimension can be (per_element's rows: a tile of 1 row)
+        off = lambda v, d: d.fixed is None and (v % d.tile != 0 or len(d.residues()) == 1)     # noqa: E731
+        if rules.rows.fixed is None and rules.cols.fixed is None:
+            both = [p for p in pairs if off(p[0], rules.rows) and off(p[1], rules.cols)]
+            assert len(both) >= len(pairs) - 7, pairs                   # the walk's all but 2, and the large ones
+            assert any(p[0] >= H.LARGE[0] and off(p[1], rules.cols) and p[1] > rules.cols.tile for p in pairs)
+            assert any(p[1] >= H.LARGE[0] and off(p[0], rules.rows) and p[0] > rules.rows.tile for p in pairs)
+            assert (rules.rows.step, max(p[1] for p in pairs if p[0] == rules.rows.step)) in pairs   # 1 x N
+            assert any(p[1] == rules.cols.step and p[0] >= H.LARGE[0] for p in pairs)                # N x 1
+            assert any(p[0] % rules.rows.tile == 0 and p[1] % rules.cols.tile == 0 for p in pairs)  # on the tile
+            if len(rules.rows.residues()) > 1 and len(rules.cols.residues()) > 1:
+                assert any(p[0] % rules.rows.tile == 0 and off(p[1], rules.cols) for p in pairs)
+                assert any(p[1] % rules.cols.tile == 0 and off(p[0], rules.rows) for p in pairs)
+        if ex.wide:
+            assert wide is not None and math.prod(wide) > 2 ** 32 and len(wide) == len(ex.wide)
+            assert wide[-2] % rules.rows.tile and wide[-1] % rules.cols.tile
+        else:
+            assert wide is None
+
+
+def test_hidden_shapes_keep_the_constraints_exercise_toml_states():
+    """[hidden] square (an in-place transpose: every shape rows = cols) and multiple_of, as exercise.toml's
+    [hidden] table gives them to an Exercise (an exercise without them keeps what its shapes show)."""
+    from types import SimpleNamespace
+    base = dict(key="in_place", shapes=((64, 64), (96, 96), (33, 33), (1, 1), (300, 300)), tile=(32, 32), wide=None)
+    square = SimpleNamespace(**base, square=True, multiple_of=None)
+    for student in STUDENTS[:10]:
+        shapes = H.hidden_shapes(square, "term-seed", student, "a")
+        assert all(r == c for r, c in shapes) and {r % 32 for r, _ in shapes} == set(range(32))
+        assert max(r for r, _ in shapes) > 2048 and not {(64, 64), (96, 96), (33, 33), (300, 300)} & set(shapes)
+    fours = SimpleNamespace(**{**base, "shapes": ((64, 64), (96, 160), (100, 132))}, square=False, multiple_of=(4, 8))
+    shapes = H.hidden_shapes(fours, "term-seed", "alice", "a")
+    assert all(r % 4 == 0 and c % 8 == 0 for r, c in shapes) and max(max(s) for s in shapes) >= H.LARGE[0]
+
+
+def _solution(key):
+    return magic.compile_cell("", solutions.body(key))[1][E.get(key).kernel]
+
+
+@pytest.mark.parametrize("key", sorted(E.EXERCISES))
+def test_the_solution_passes_its_hidden_shapes(key):
+    """One student's whole draw (the wide launch sampled), and the largest shapes of 50 students' draws."""
+    ex = E.get(key)
+    shapes, wide = H.split(H.hidden_shapes(ex, "term-seed", "alice", "a"))
+    everyone = {s for student in STUDENTS for s in H.split(H.hidden_shapes(ex, "term-seed", student, "a"))[0]}
+    largest = {max(everyone, key=lambda s: s[-2]), max(everyone, key=lambda s: s[-1]), max(everyone, key=math.prod)}
+    fn = _solution(key)
     start = time.perf_counter()
-    report = E.check(key, fn, shapes=hidden, gpu=False)
-    print(f"{key}: {len(hidden)} hidden shapes checked in {time.perf_counter() - start:.1f} s")
-    assert report.ok and f"correct on {len(hidden)} shapes" in repr(report), repr(report)
+    report = E.check(dataclasses.replace(ex, wide=wide) if wide else ex, fn, shapes=shapes, gpu=False)
+    print(f"{key}: {len(shapes)} hidden shapes{' and a wide launch' if wide else ''} checked in "
+          f"{time.perf_counter() - start:.1f} s")
+    assert report.ok and f"correct on {len(shapes)} shapes" in repr(report), repr(report)
+    assert E.check(key, fn, shapes=sorted(largest - set(shapes)) or shapes[:1], gpu=False).ok
+
+
+def _caught(shapes, wrong) -> bool:
+    return any(wrong(s[-2], s[-1]) for s in H.split(shapes)[0])
+
+
+OWN_32x8 = "\n".join(line.split("//")[0].rstrip()
+                     for line in solutions.solved(solutions.body("tile_32x8")).splitlines()) if solutions.keys() else ""
+# kernels right on every shape the release shows, wrong only where the hidden shapes must look
+WRONG = {"cols over 2048": ("if (cols > 2048 && rows > 1) return;", lambda r, c: c > 2048 and r > 1),
+         "rows over 2048": ("if (rows > 2048 && cols > 1) return;", lambda r, c: r > 2048 and c > 1),
+         "both residues past half the tile": ("if (rows % 32 > 16 && cols % 32 > 16 && blockIdx.x == gridDim.x - 1 "
+                                              "&& blockIdx.y == gridDim.y - 1) return;",
+                                              lambda r, c: r % 32 > 16 and c % 32 > 16)}
+
+
+@pytest.mark.needs_solutions
+@pytest.mark.parametrize("name", sorted(WRONG))
+def test_a_kernel_wrong_only_on_large_or_both_off_tile_shapes_fails_every_student_s_hidden_shapes(name):
+    line, wrong = WRONG[name]
+    ex = E.get("tile_32x8")
+    src = OWN_32x8.replace("    __shared__", f"    {line}\n    __shared__", 1)
+    fn = magic.compile_cell("", src)[1]["transpose_32x8"]
+    assert E.check("tile_32x8", fn, gpu=False).ok                         # the release's shapes do not see it
+    assert not any(wrong(*s) for s in ex.shapes)
+    assert all(_caught(H.hidden_shapes(ex, "term-seed", s, "a"), wrong) for s in STUDENTS)
+    hidden = [s for s in H.hidden_shapes(ex, "term-seed", "alice", "a") if wrong(*s)]
+    assert not E.check("tile_32x8", fn, shapes=hidden[:2], gpu=False).ok   # and the kernel does fail there
+
+
+def test_one_exact_pair_of_residues_is_caught_only_now_and_then():
+    """What is not guaranteed (hidden.py's docstring): a kernel keyed on one (rows % 32, cols % 32) pair
+    escapes most draws; the walk tries 32 of the 1024 pairs per student, different ones for each."""
+    ex = E.get("tile_32x8")
+    caught = sum(_caught(H.hidden_shapes(ex, "term-seed", f"s{i}", "a"), lambda r, c: (r % 32, c % 32) == (21, 9))
+                 for i in range(2000))
+    assert 20 < caught < 130, caught                                     # about 2000 / 32 = 62
 
 
 def test_the_grader_reads_the_exercise_cell_and_allows_only_harmless_cuda_options():
@@ -160,7 +264,7 @@ print(next(l for l in open("/proc/self/status") if l.startswith("CapEff")))"""
     assert "tell-no-one" not in r.stdout and "COURSE_LIB_SOLUTIONS" not in r.stdout and "NETWORK" not in r.stdout
     assert "'COURSE_LIB_GRADED'" in r.stdout and ".cu'" not in r.stdout.split("\n")[3]   # no solution file
     assert "CapEff:\t0000000000000000" in r.stdout                    # no capability, even for a root grader
-    assert (tmp_path / "work" / "written").exists()                  # the caller's throw-away copy
+    assert not (tmp_path / "work" / "written").exists()              # written into the sandbox's copy, not here
     assert not any(p.name == "kept" for p in Path.home().iterdir())  # HOME was a tmpfs
 
 

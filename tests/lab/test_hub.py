@@ -42,6 +42,7 @@ from pathlib import Path
 import pytest
 
 from fresh_env import python312, run, run_dockerfile
+from live_progress import say
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
@@ -65,6 +66,7 @@ def image(tmp_path_factory):
     if not shutil.which("git") or not (REPO / ".git").exists():
         pytest.skip("needs git and a git checkout")
     tmp = tmp_path_factory.mktemp("image")
+    say("building the students' image: deploy/Dockerfile's steps as a script (minutes)")
     context = tmp / "context"                       # what `docker build` gets: the committed files
     subprocess.run(["git", "clone", "-q", str(REPO), str(context)], check=True, capture_output=True)
     env, home, cmd = run_dockerfile(DEPLOY / "Dockerfile", context, tmp, python312() or sys.executable)

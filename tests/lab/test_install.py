@@ -31,6 +31,7 @@ import pytest
 from course_lib.lab.student import course_lab as lab
 from course_lib.compile import platforms
 from course_lib.lab import course
+from live_progress import say
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -88,6 +89,7 @@ def test_cuda_wheels_are_required_exactly_where_nvidia_builds_them():
 @pytest.fixture(scope="module")
 def course_wheel(tmp_path_factory):
     out = tmp_path_factory.mktemp("wheel")
+    say("building the course's wheel (pip wheel)")
     r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(REPO)],
                        capture_output=True, text=True, timeout=600)
     if r.returncode != 0 and "connection" in r.stderr.lower():
@@ -145,6 +147,7 @@ def _clean_env(tmp_path) -> dict:
 
 def _serve_and_stop(log: Path, pid: int, deadline_s=240) -> tuple[str, str]:
     """Wait for course-lab's 'open:' line in `log`, fetch that URL, then SIGTERM it: (URL, log text)."""
+    say("waiting for course-lab to print its URL, then fetching it")
     end, url = time.monotonic() + deadline_s, None
     try:
         while time.monotonic() < end and url is None:
@@ -173,7 +176,10 @@ def _serve_and_stop(log: Path, pid: int, deadline_s=240) -> tuple[str, str]:
 
 
 def _run_script(script: str, cwd: Path, env: dict, what: str, timeout=1500):
+    say(f"{what} ...")
+    start = time.monotonic()
     r = subprocess.run(["bash", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    say(f"{what}: {'done' if r.returncode == 0 else 'failed'} in {time.monotonic() - start:.0f} s")
     if r.returncode != 0 and re.search(r"NewConnectionError|Temporary failure in name resolution|No matching "
                                        r"distribution found", r.stdout + r.stderr):
         pytest.skip(f"{what}: PyPI is not reachable: {(r.stdout + r.stderr).strip()[-300:]}")
@@ -195,7 +201,8 @@ def test_the_readme_commands_install_and_open_the_course_in_a_fresh_clone(tmp_pa
         "Debian 12's pip refuses to install outside a virtual environment"
     assert commands[0].rstrip().endswith("course-lab")
     # the second runs the tests: what .ci/run does from a clean clone, so only the first runs here
-    assert 'pip install -e ".[test]"' in commands[1] and "python -m pytest" in commands[1]
+    assert re.search(r'pip install -e "\.\[(test|student-test)\]"', commands[1]) and "python -m pytest" in commands[1], \
+        "the instructor's README runs every test ([test]); the student repository's, its own (tests/lab/test_publish.py)"
     # the tests get a venv of their own: [test] brings nbgrader (an instructor's tool), which must stay out of
     # the student's .venv, where JupyterLab would grow its menu and course-lab would warn twice (issue 26)
     assert commands[1].startswith("python3 -m venv .venv-test && . .venv-test/bin/activate")
@@ -232,7 +239,32 @@ def dockerfile_steps(text: str) -> list[tuple[str, str]]:
 
 
 def _expand(value: str, env: dict) -> str:
-    return re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: env.get(m[1] or m[2], ""), value)
+    """ARG and ENV values put in, as docker does; any other $NAME is the shell's (left as it is)."""
+    return re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: env.get(m[1] or m[2], m[0]), value)
+
+
+def dockerignore(context: Path) -> list[re.Pattern]:
+    """The context's .dockerignore as one pattern per line, matched as docker matches them: against the path
+    from the context's root (a leading / dropped), `*` and `?` within one name, `**` any number of folders,
+    a folder's pattern leaving out everything in it. (No `!` exceptions: the course's file has none.)"""
+    out = []
+    for line in (context / ".dockerignore").read_text().splitlines():
+        line = line.strip().lstrip("/").rstrip("/")
+        if line and not line.startswith("#"):
+            assert not line.startswith("!"), "an exception (!) this test does not model"
+            regex = "".join({"**/": "(.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}.get(part, re.escape(part))
+                            for part in re.split(r"(\*\*/|\*\*|\*|\?)", line))
+            out.append(re.compile(regex + r"(/.*)?\Z"))
+    return out
+
+
+def copy_context(context: Path, dst, patterns) -> None:
+    """`COPY . dst`: the context without what .dockerignore (`patterns`) leaves out, nor .git."""
+    def ignore(folder, names):
+        rel = Path(folder).relative_to(context).as_posix()
+        paths = {n: n if rel == "." else f"{rel}/{n}" for n in names}
+        return [n for n, p in paths.items() if n == ".git" or any(x.match(p) for x in patterns)]
+    shutil.copytree(context, dst, dirs_exist_ok=True, symlinks=True, ignore=ignore)
 
 
 @pytest.mark.skipif(not shutil.which("git") or not (REPO / ".git").exists(), reason="needs git and a git checkout")
@@ -241,7 +273,7 @@ def test_the_dockerfile_steps_run_as_a_script_here_and_its_cmd_serves_the_course
     assert steps[0][0] == "FROM" and re.match(r"python:3\.1\d", steps[0][1]), "a Debian-based python image"
     context = tmp_path / "context"                       # what `docker build .` gets: committed files
     subprocess.run(["git", "clone", "-q", str(REPO), str(context)], check=True, capture_output=True)
-    ignored = [p.strip() for p in (REPO / ".dockerignore").read_text().splitlines() if p.strip() and not p.startswith("#")]
+    ignored = dockerignore(REPO)
     env = _clean_env(tmp_path)
     moved = {"COURSE": str(tmp_path / "course"), "VENV": str(tmp_path / "venv")}   # not / on this machine
     cwd, cmd = tmp_path, None
@@ -259,8 +291,7 @@ def test_the_dockerfile_steps_run_as_a_script_here_and_its_cmd_serves_the_course
         elif instruction == "COPY":
             src, dst = (_expand(a, env) for a in shlex.split(args))
             assert src == ".", "the image copies the whole context"
-            shutil.copytree(context, dst, dirs_exist_ok=True, symlinks=True,
-                            ignore=lambda d, names: [n for n in names if n in ignored or n == ".git"])
+            copy_context(context, dst, ignored)
         elif instruction == "RUN":
             _run_script(_expand(args, env), cwd, env, f"RUN {args[:80]}")
         elif instruction == "CMD":

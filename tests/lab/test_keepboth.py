@@ -117,3 +117,16 @@ def test_the_banner_names_the_courses_version_beside_the_notebook_jupyterlab_run
     assert line.endswith("beside it as 05_bank_conflicts.course-20261127-101200.ipynb")
     monkeypatch.delenv("JPY_SESSION_NAME")                   # nbval, a script, Colab: no notebook path
     assert setup.course_version_beside() is None
+
+
+@pytest.mark.skipif(not shutil.which("git"), reason="needs git")
+def test_install_where_git_cannot_write_its_config_says_where_and_what_to_do(tmp_path, monkeypatch, capsys):
+    """Issue 36: a CalledProcessError's traceback before; now the file, git's words and the ways out."""
+    monkeypatch.setenv("GIT_CONFIG_SYSTEM", str(tmp_path / "no-such-folder" / "gitconfig"))
+    assert keepboth.main(["--install", "--system"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "could not write git's system config" in err
+    assert str(tmp_path / "no-such-folder" / "gitconfig") in err and "GIT_CONFIG_SYSTEM" in err and "--file=" in err
+    monkeypatch.setenv("PATH", str(tmp_path))                     # no git at all
+    assert keepboth.main(["--install", "--global"]) == 1
+    assert "git could not be run" in capsys.readouterr().err

@@ -7,17 +7,28 @@ and untouched work, cheating through the kernel (the course's kernel, a solution
 attacks on the grader itself (issue 27): Python that replaces the checker, cells that print the
 solutions, the seed, other students' work and the grader's environment through /proc, a cell that
 plants an IPython startup file in the grader's HOME and files in the course folder before a later
-student's untouched stub. Each attack must score 0 and leave nothing behind; the feedback must hold no
-solution line, no other student's work, no hidden shape and nothing of the grader's environment;
-honest work must show no checksum warning, a tampered test cell must; without bubblewrap autograde
-refuses. About 90 s: slow."""
+student's untouched stub; and attacks on the class's grading (issue 32), each after a correct kernel, under
+small bounds of the box around a submission (BOUNDS): files written to the working folder, /tmp, HOME
+and /dev/shm, memory held by processes or by processes and files together, 300 processes, two sleeps
+that together pass the notebook's time, 256 lines of 1 MiB, one line of 32 MiB and a 4 MiB image. Each
+attack must score 0 and leave nothing behind (a stopped notebook: the bound named in its verdict, at
+most its output bound kept; nbgrader itself stays under 512 MiB; nothing lands in the grader's TMPDIR);
+the feedback must hold no solution line, no other student's work, no hidden shape and nothing of the
+grader's environment; honest work, graded under the same bounds, gets its points and shows no checksum
+warning, a tampered test cell must; without bubblewrap autograde refuses. 4:03 on 2 cores at load 4-5
+(2026-12-05; 30 submissions, 196 s of autograde: an honest notebook runs 4-7 s, a stopped one 5-7 s, the
+two sleeps the 30 s bound); slow."""
 import csv
 import html
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -84,6 +95,24 @@ STORE = "            out[(size_t)(y + j) * rows + x] = tile[threadIdx.x][threadI
 TWICE = ("        {\n            volatile float* o = out + (size_t)(y + j) * rows + x;\n"
          "            *o = tile[threadIdx.x][threadIdx.y + j];\n            *o = tile[threadIdx.x][threadIdx.y + j];\n        }")
 DECLARE = "%%cuda\n__global__ void transpose_32x8(float* out, const float* in, int rows, int cols);\n"
+# issue 32: kernels/tile.cu's tile<float, 32, 8, 1> dressed: renamed, constants written in, no comments, extra ';',
+# two independent statements swapped — the same code as the course's kernel
+COSMETIC = """%%cuda
+__global__ void transpose_32x8(float* __restrict__ o, const float* __restrict__ a, int n_rows, int n_cols)
+{
+    __shared__ float buf[32][32 + 1];;
+    int row = blockIdx.y * 32 + threadIdx.y;;
+    int col = blockIdx.x * 32 + threadIdx.x;;
+    for (int k = 0; k < 32; k += 8)
+        if (col < n_cols && row + k < n_rows)
+            buf[threadIdx.y + k][threadIdx.x] = a[(size_t)(row + k) * n_cols + col];;
+    __syncthreads();;
+    row = blockIdx.x * 32 + threadIdx.y;
+    col = blockIdx.y * 32 + threadIdx.x;
+    for (int k = 0; k < 32; k += 8)
+        if (col < n_rows && row + k < n_cols)
+            o[(size_t)(row + k) * n_rows + col] = buf[threadIdx.x][threadIdx.y + k];
+}"""
 
 REPLACE_CHECKER = """import course_lib.teach.exercises as E
 E.grade = lambda *a, **k: print("✓ tile_32x8: all checks pass")
@@ -120,6 +149,56 @@ for d in ("../../..", "../../../source/06_tiles", "."):
     try: (pathlib.Path(d) / "planted.py").write_text(code)
     except OSError as e: print(e)"""
 
+# Attacks on the grading of the class (issue 32): each student writes a correct kernel, then one cell passes one
+# bound of the box around a submission (course_lib/lab/grader/box.py), set small here; the box stops the notebook and
+# the submission gets 0, the bound named. MiB = 2**20 bytes.
+MIB = 2**20
+BOUNDS = dict(time_limit=30, memory_limit=512 * MIB, space_limit=128 * MIB, shm_limit=32 * MIB, process_limit=64,
+              output_limit=1 * MIB)
+FILL = """written = 0
+try:
+    with open({path}, "wb") as f:
+        for _ in range(320):
+            f.write(b"w" * 2**20); f.flush(); written += 1
+except OSError as e:
+    print(e)
+print("WROTE", written, "MiB")"""
+HOLD = """import subprocess, sys, time
+hogs = [subprocess.Popen([sys.executable, "-c", "import time; x = b'm' * (300 << 20); time.sleep(60)"]) for _ in range(2)]
+time.sleep(8)
+print("HELD", [h.poll() for h in hogs])"""
+TOGETHER = f"""import time
+with open("/tmp/half.bin", "wb") as f:
+    f.write(b"t" * (100 << 20))                     # files: under the space bound
+held = b"h" * ({BOUNDS['memory_limit']} - (140 << 20))  # the kernel (about 100 MiB before): under the bound alone
+time.sleep(3)
+print("TOGETHER", len(held) >> 20, "MiB held and 100 MiB of files")"""
+FORK = """import subprocess
+procs = []
+try:
+    for _ in range(300):
+        procs.append(subprocess.Popen(["sleep", "60"]))
+except OSError as e:
+    print(e)
+print("STARTED", len(procs))"""
+SLEEP = f"import time\ntime.sleep({BOUNDS['time_limit'] * 3 // 4})\nprint('SLEPT')"
+LINES = "for _ in range(256):\n    print('l' * 2**20, flush=True)"
+ONE_LINE = "print('o' * (32 << 20))"
+PNG = "import os\nfrom IPython.display import Image, display\ndisplay(Image(data=b'\\x89PNG\\r\\n\\x1a\\n' + os.urandom(4 << 20)))"
+SAYS = {"space": f"more than {BOUNDS['space_limit'] // MIB} MiB of files",
+        "shm": f"more than {BOUNDS['shm_limit'] // MIB} MiB of files",
+        "memory": f"more than {BOUNDS['memory_limit'] // MIB} MiB of memory (processes and files together)",
+        "processes": f"more than {BOUNDS['process_limit']} processes",
+        "time": f"longer than {BOUNDS['time_limit']} s",
+        "output": f"more than {BOUNDS['output_limit'] // MIB} MiB of output"}
+BOXED = {"fill_folder": ([FILL.format(path='"big.bin"')], "space"),
+         "fill_tmp": ([FILL.format(path='"/tmp/big.bin"')], "space"),
+         "fill_home": ([FILL.format(path='__import__("os").path.expanduser("~/big.bin")')], "space"),
+         "fill_shm": ([FILL.format(path='"/dev/shm/big.bin"')], "shm"),
+         "hold_memory": ([HOLD], "memory"), "memory_and_files": ([TOGETHER], "memory"),
+         "processes_300": ([FORK], "processes"), "two_sleeps": ([SLEEP, SLEEP], "time"),
+         "output_lines": ([LINES], "output"), "output_one_line": ([ONE_LINE], "output"), "output_png": ([PNG], "output")}
+
 # student: (assignment, the exercise cell's new source (None: untouched), extra cells after it, points, words the
 # feedback must hold). Students are autograded in this order (nbgrader sorts them): 'plant' before 'zz_later'.
 SUBMISSIONS = {
@@ -142,6 +221,9 @@ SUBMISSIONS = {
     "plant": (TILE, None, [REPLACE_CHECKER, PLANT], 0, ["never written"]),
     "tampered": (TILE, None, [], 0, ["never written"]),          # its locked test cell says pass
     "zz_later": (TILE, None, [], 0, ["never written"]),
+    **{student: (TILE, _own("tile_32x8"), cells, 0, ["stopped: the notebook", SAYS[bound]])
+       for student, (cells, bound) in BOXED.items()},
+    "cosmetic_copy": (TILE, COSMETIC, [], 0, ["is the course's kernel tile", "kernels/tile.cu", "same code"]),
     "col_correct": (COL, _own("column_read"), [], 2, ["✓ column_read: all checks pass"]),
     "col_32_bit": (COL, _own("column_read").replace("(size_t)", ""), [], 0, ["more than 2^32", "64 bits"]),
 }
@@ -164,10 +246,24 @@ def _mini(tmp_path, assignment) -> Path:
     return path
 
 
-def _nbgrader(course, env, *args, timeout=600):
+def _nbgrader(course, env, *args, timeout=600, peaks=None):
+    """nbgrader's command `args`; its process's peak resident memory (sampled) into `peaks`[args[0]]."""
+    import psutil               # ipykernel's dependency, so nbgrader's
     env = {**env, "PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])}  # its alembic
-    r = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, capture_output=True, text=True,
-                       timeout=timeout, env=env)
+    with subprocess.Popen([sys.executable, "-m", "nbgrader", *args], cwd=course, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, env=env) as p:
+        peak, me = 0, psutil.Process(p.pid)
+        with ThreadPoolExecutor(1) as pool:
+            out = pool.submit(p.communicate, timeout=timeout)
+            while not out.done():
+                try:
+                    peak = max(peak, me.memory_info().rss)
+                except psutil.Error:
+                    pass
+                time.sleep(0.05)
+        r = subprocess.CompletedProcess(p.args, p.returncode, *out.result())
+    if peaks is not None:
+        peaks[args[0]] = max(peaks.get(args[0], 0), peak)
     assert r.returncode == 0 and "ERROR" not in r.stderr, f"nbgrader {' '.join(args)}:\n{r.stderr[-4000:]}"
     return r
 
@@ -202,13 +298,18 @@ def _warnings_by_student(log: str) -> dict[str, list[str]]:
     return out
 
 
-def test_nbgrader_round_trip_grades_the_kernel_only_and_every_attack_gets_nothing(tmp_path):
+def test_nbgrader_round_trip_grades_the_kernel_only_and_every_attack_gets_nothing(tmp_path, request):
     course, home = tmp_path / "course", tmp_path / "home"
     home.mkdir()
     env = dict(os.environ, HOME=str(home), GRADER_SECRET=SECRET_ENV, PYTHONPATH=str(REPO),   # this checkout's course_lib
                COURSE_LIB_SOLUTIONS=str(solutions.SOLUTIONS_DIR))      # as on a hub: the instructor keeps them
     paths = [_mini(tmp_path, a) for a in (TILE, COL)]
     assert set(grading.export(paths, course, log=lambda *a: None)) == {TILE, COL}
+    with open(course / "nbgrader_config.py", "a") as f:
+        f.writelines(f"c.SandboxedExecute.{k} = {v}\n" for k, v in BOUNDS.items())
+    grader_tmp = Path(tempfile.mkdtemp(prefix="grader_"))               # what the grader's disk gets
+    env["TMPDIR"] = str(grader_tmp)
+    request.addfinalizer(lambda: shutil.rmtree(grader_tmp, ignore_errors=True))
     seed = H.seed(course)
     for a, (name, key) in SOURCES.items():
         _nbgrader(course, env, "generate_assignment", a)
@@ -218,9 +319,13 @@ def test_nbgrader_round_trip_grades_the_kernel_only_and_every_attack_gets_nothin
         assert seed not in json.dumps(released) and not list((course / "release").rglob(H.SEED_FILE))
     for student, (a, source, extra, _, _) in SUBMISSIONS.items():
         _submit(course, student, a, source, extra)
-    logs = {a: _nbgrader(course, env, "autograde", a).stderr for a in (TILE, COL)}
+    peaks, started = {}, time.monotonic()
+    logs = {a: _nbgrader(course, env, "autograde", a, peaks=peaks).stderr for a in (TILE, COL)}
+    print(f"autograde: {time.monotonic() - started:.0f} s")
+    print(*(line.split("course_lib: ")[-1].split(str(course))[-1] for log in logs.values()
+            for line in log.splitlines() if " used " in line), sep="\n")        # what each notebook used
     for a in (TILE, COL):
-        _nbgrader(course, env, "generate_feedback", a)
+        _nbgrader(course, env, "generate_feedback", a, peaks=peaks)
     _nbgrader(course, env, "export")
     with open(course / "grades.csv") as f:
         scores = {(row["student_id"], row["assignment"]): float(row["score"]) for row in csv.DictReader(f)}
@@ -236,8 +341,21 @@ def test_nbgrader_round_trip_grades_the_kernel_only_and_every_attack_gets_nothin
         hidden = H.hidden_shapes(E.get(SOURCES[a][1]), seed, student, a)
         leaked = ([f"solution line {s!r}" for s in secret if s in feedback and student in ATTACKS] + [s for s in (OTHER, SECRET_ENV, seed,
                   str(course), "(33, 70)") if s in feedback and not (s == OTHER and student == "correct")]
-                  + [f"hidden shape {s}" for s in hidden if f"{s[0]}x{s[1]} matrix" in feedback or str(s) in feedback])
+                  + [f"hidden shape {s}" for s in hidden              # whole numbers: (4, 64) is not in 64x64
+                     if re.search(rf"(?<![\d.]){s[0]}x{s[1]} matrix", feedback) or str(s) in feedback])
         failures += [f"{student}'s feedback shows {x}" for x in leaked]
+    print("peak resident memory:", {k: f"{v >> 20} MiB" for k, v in peaks.items()})
+    for student in BOXED:                                      # what came back from a stopped notebook: at most the cap
+        sent = (course / "autograded" / student / TILE / f"{TILE}.ipynb").stat().st_size
+        _, graded = _cells(course / "autograded" / student / TILE / f"{TILE}.ipynb")
+        said = [o.get("text", "")[:120] for c in json.loads((course / "autograded" / student / TILE / f"{TILE}.ipynb")
+                .read_text())["cells"] for o in c.get("outputs", []) if o.get("output_type") == "stream"]
+        print(f"{student}: {scores[(student, TILE)]} points, notebook {sent >> 10} KiB, said {said}")
+        if sent > 2 * BOUNDS["output_limit"]:
+            failures.append(f"{student}: its autograded notebook holds {sent >> 20} MiB")
+    failures += [f"nbgrader {k} held {v >> 20} MiB" for k, v in peaks.items() if v > 512 * MIB]   # about 300 MiB
+    failures += [f"on the grader's disk: {p} ({p.stat().st_size >> 20} MiB)"
+                 for p in grader_tmp.rglob("*") if p.is_file() and p.stat().st_size > MIB]
     planted = [p for p in (*course.rglob("planted.py"), *home.rglob("00-planted.py"))]
     failures += [f"planted: {p}" for p in planted]
     warned = {**_warnings_by_student(logs[TILE]), **_warnings_by_student(logs[COL])}

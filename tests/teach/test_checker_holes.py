@@ -46,7 +46,7 @@ def _open_without(monkeypatch, key, fn, *switched_off, **options):
     assert report.ok, repr(report)
 
 
-NOT_MINE = (runs.origin, "borrowed", lambda fn: None)
+NOT_MINE = (runs.origin, "borrowed", lambda fn, ex=None: None)
 NOT_SPREAD = (footprint, "spread", lambda *a: [])
 NO_TRAFFIC = (footprint, "traffic", lambda *a: [])
 NOT_WIDE = (footprint, "wide", lambda *a: [])

@@ -32,6 +32,7 @@ import nbformat
 from nbconvert.preprocessors import Preprocessor
 from traitlets import default
 
+from . import verdicts
 from .inert_markup import BASE64, PICTURES, as_text, clean_html, markdown_problems, mathjax_risk, \
     picture_attachments
 
@@ -129,6 +130,8 @@ def inert_bundle(data) -> tuple[dict, list[str]]:
                 as_text_too.append(text)
             else:
                 kept[mime] = text
+        elif mime == verdicts.MIME and (record := verdicts.inert(value)) is not None:
+            kept[mime] = record                      # the grader's record: data, shown nowhere (verdicts)
         elif mime == "text/latex" and text is not None:
             if mathjax_risk(text):
                 as_text_too.append(text)

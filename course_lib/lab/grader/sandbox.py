@@ -2,7 +2,7 @@
 
     sandbox.require()                                   # SandboxUnavailable, with how to fix it, if it cannot
     sandbox.run([sys.executable, "-m", "course_lib.lab.grader.trusted"], input=job, work=None)
-    sandbox.command(kernel_argv, work=copy_of_folder, binds=[sockets])     # for a Jupyter kernel (nbgrader_hooks)
+    sandbox.command(kernel_argv, work=folder, connection=file, bounds=b)   # for a Jupyter kernel (grader.kernel)
 
 The sandbox is Debian's ``bwrap`` (bubblewrap) with every namespace new (``--unshare-all``) and no
 capability (``--cap-drop ALL``): no network (a Jupyter kernel talks to its client through ipc sockets
@@ -11,11 +11,13 @@ and folders are not there), a new session, ``--die-with-parent``. What it sees: 
 /etc, ...), Python and the course library read-only, the course's kernels/, and exercises/ as a
 copy without any solution.cu (an empty folder is also mounted over $COURSE_LIB_SOLUTIONS where it lies
 in a bound folder),
-nothing else of the checkout or the course folder; HOME and /tmp are fresh tmpfs; ``work``, if given,
-is bound read-write at /submission and is the cwd (the caller passes a throw-away copy). The
+nothing else of the checkout or the course folder. Nothing written in it reaches a disk: the root and /dev are
+read-only, and what is writable is sized tmpfs (box.Bounds): the folder /submission (``work``, if given, is bound
+read-only at /submitted and copied there; the cwd), /tmp and HOME share one, /dev/shm has its own, a Jupyter
+kernel's sockets a third of 1 MiB (KERNEL_DIR; its connection file is bound read-only). The
 environment is rebuilt from nothing (COURSE_LIB_SOLUTIONS never reaches it; COURSE_LIB_GRADED=1,
 COURSE_LIB_BACKEND=sim), bwrap itself is started with an empty one (its /proc/1/environ shows
-nothing), and CPU time and memory are limited.
+nothing), and CPU time and memory are limited (box bounds the whole sandbox).
 
 Where bwrap is missing or user namespaces are off, :func:`require` refuses: grading never falls back
 to running students' code unsandboxed. This module does not decide grades (grader) nor talk to
@@ -35,8 +37,11 @@ from pathlib import Path
 
 from ... import paths
 from ...teach import solutions
+from .box import SLACK, Bounds
 
-HOME, WORK = "/home/student", "/submission"
+HOME, WORK, SUBMITTED = "/home/student", "/submission", "/submitted"
+BOX = "/box"                        # the tmpfs of /submission, /tmp and HOME (box.Box measures it there)
+KERNEL_DIR, KERNEL_FILE = "/run/kernel", "/run/kernel.json"
 CPU_S = 1800                        # CPU seconds one sandboxed process may use (a notebook: ~10-60 s)
 MEMORY = 8 * 2**30                  # address space of one sandboxed process
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
@@ -56,18 +61,27 @@ def require() -> str:
     if bwrap is None:
         raise SandboxUnavailable(f"cannot grade: bubblewrap (bwrap) is not installed, and students' notebooks are "
                                  f"never run outside a sandbox. To fix: {FIX}")
-    trial = subprocess.run([bwrap, *_isolation(), *_system(), "true"], capture_output=True, text=True, env={},
-                           timeout=60)
+    trial = subprocess.run([bwrap, *_isolation(), *_system(), *_read_only(), "true"], capture_output=True, text=True,
+                           env={}, timeout=60)
     if trial.returncode != 0:
         raise SandboxUnavailable(f"cannot grade: bubblewrap cannot make a sandbox here ({trial.stderr.strip()}), "
                                  f"and students' notebooks are never run outside one. To fix: {FIX}")
     return bwrap
 
 
-def _isolation() -> list[str]:
-    # --cap-drop ALL: bwrap keeps root's capabilities for a caller that is root (a grading container)
+def _isolation(bounds: Bounds = Bounds()) -> list[str]:
+    """New namespaces, no capability (bwrap keeps root's for a caller that is root: a grading container), and the
+    only writable places: sized tmpfs. /tmp, /home and /submission are links into one, so that one size bounds them."""
+    sized = lambda n: ["--size", str(n + SLACK), "--tmpfs"]             # noqa: E731
     return ["--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--proc", "/proc",
-            "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/home", "--dir", HOME]
+            "--dev", "/dev", *sized(bounds.shm), "/dev/shm", *sized(bounds.space), BOX,
+            "--perms", "1777", "--dir", f"{BOX}/tmp", "--dir", f"{BOX}{WORK}", "--dir", f"{BOX}{HOME}",
+            "--symlink", f"{BOX}/tmp", "/tmp", "--symlink", f"{BOX}/home", "/home", "--symlink", f"{BOX}{WORK}", WORK]
+
+
+def _read_only() -> list[str]:
+    """Last: the root and /dev (bwrap's own tmpfs, of any size) become read-only; the sized tmpfs stay writable."""
+    return ["--remount-ro", "/dev", "--remount-ro", "/"]
 
 
 def _system() -> list[str]:
@@ -121,8 +135,8 @@ def _course() -> list[str]:
     for hidden in (paths.KERNELS / "solutions", paths.PACKAGE / "kernels" / "solutions", solutions.directory()):
         if hidden is None or not hidden.exists() or hidden.resolve() == paths.EXERCISES.resolve():
             continue
-        if any(hidden.resolve().is_relative_to(b) for b in bound):
-            out += ["--tmpfs", str(hidden.resolve())]           # an empty folder over the solutions
+        if any(hidden.resolve().is_relative_to(b) for b in bound):     # an empty folder over the solutions
+            out += ["--size", "4096", "--tmpfs", str(hidden.resolve()), "--remount-ro", str(hidden.resolve())]
     return out
 
 
@@ -134,19 +148,20 @@ def environment() -> dict[str, str]:
             "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
 
 
-def command(argv, work=None, binds=()) -> list[str]:
-    """The bwrap command line that runs `argv` sandboxed (cwd: `work` bound at /submission, else HOME);
-    each folder of `binds` is bound read-write at its own path (a Jupyter kernel's sockets)."""
-    cmd = [require(), *_isolation(), *_system(), *_course(), "--clearenv"]
-    for b in binds:
-        cmd += ["--bind", str(Path(b).resolve()), str(Path(b).resolve())]
-    for k, v in environment().items():
+def command(argv, work=None, *, connection=None, bounds: Bounds = Bounds(), env=None) -> list[str]:
+    """The bwrap command line that runs `argv` sandboxed, in /submission: a copy of the folder `work` if given (only
+    read here), else empty; `connection`: a Jupyter kernel's connection file, bound read-only at KERNEL_FILE; `env`
+    adds to environment() (one student's id and variant key, never the class's secret)."""
+    cmd = [require(), *_isolation(bounds), *_system(), *_course(), "--clearenv"]
+    if connection is not None:
+        cmd += ["--size", str(SLACK), "--tmpfs", KERNEL_DIR, "--ro-bind", str(Path(connection).resolve()), KERNEL_FILE]
+    for k, v in {**environment(), **(env or {})}.items():
         cmd += ["--setenv", k, v]
     if work is not None:
-        cmd += ["--bind", str(Path(work).resolve()), WORK, "--chdir", WORK]
-    else:
-        cmd += ["--chdir", HOME]
-    return [*cmd, "--", *map(str, argv)]
+        # copied in the sandbox, into its tmpfs: a folder too large for it fills it (box stops that notebook)
+        cmd += ["--ro-bind", str(Path(work).resolve()), SUBMITTED]
+        argv = ["/bin/sh", "-c", f'cp -a {SUBMITTED}/. {WORK}/ 2>/dev/null; exec "$@"', "sh", *argv]
+    return [*cmd, *_read_only(), "--chdir", WORK, "--", *map(str, argv)]
 
 
 def limits(cpu_s: int = CPU_S, memory: int = MEMORY):
@@ -159,7 +174,7 @@ def limits(cpu_s: int = CPU_S, memory: int = MEMORY):
 
 
 def run(argv, *, work=None, input: str | None = None, timeout: float = 600, cpu_s: int = CPU_S,
-        memory: int = MEMORY) -> subprocess.CompletedProcess:
+        memory: int = MEMORY, bounds: Bounds = Bounds()) -> subprocess.CompletedProcess:
     """Run `argv` in the sandbox; its stdout and stderr as text. subprocess.TimeoutExpired past `timeout`."""
-    return subprocess.run(command(argv, work), input=input, capture_output=True, text=True, timeout=timeout,
-                          env={}, preexec_fn=limits(cpu_s, memory), start_new_session=True)
+    return subprocess.run(command(argv, work, bounds=bounds), input=input, capture_output=True, text=True,
+                          timeout=timeout, env={}, preexec_fn=limits(cpu_s, memory), start_new_session=True)

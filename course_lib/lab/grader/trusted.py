@@ -9,10 +9,15 @@ cell defining the exercise's kernel), its ``%%cuda`` line is read with an allow-
 sandbox (course_lib.lab.grader.sandbox: no solutions, no course folder, no network) compiles the text and runs
 ``exercises.check`` on the exercise's shapes, then on the hidden ones. No student Python runs in it and
 nothing the student's notebook did can reach it. Before that, here, the text is compared with the
-course's solution (markers, a comment only the solution has) where the solutions are kept.
+course's solution (markers, a comment only the solution has) where the solutions are kept, and the
+course kernels the compiled code is compared with (``teach.course_code``: a kernel of kernels/ that
+answers the exercise is not the student's work, however it is dressed) are compiled here, where
+compilations are cached, and handed to the sandbox as digests of their code.
 
-The verdict names the hidden shapes' problems by their hints only: "and on N more shapes the release
-does not show". This module neither runs notebooks nor talks to nbgrader (nbgrader_hooks does).
+The verdict (:class:`Verdict`: passed and its text, with the checker's record as data, teach.record) says of
+the hidden shapes what the instructor's level allows (:func:`hidden_text`): how many problems ("count"),
+and their hints ("hint", the default), or each problem with its shape ("shape", practice rounds); the
+record holds them all. This module neither runs notebooks nor talks to nbgrader (nbgrader_hooks does).
 """
 from __future__ import annotations
 
@@ -21,12 +26,16 @@ import os
 import re
 import sys
 
+import numpy as np
+
 from ...notebook import magic
-from ...teach import solutions, variants
+from ...teach import course_code, record, solutions, variants
 from ...teach.exercises import EXERCISES
-from . import sandbox
+from . import hidden as hidden_shapes, sandbox
 
 TIMEOUT_S = 300
+FEEDBACK = ("count", "hint", "shape")      # what a failed hidden check tells the student (hidden_text)
+FEEDBACK_DEFAULT = "hint"                  # the count and the hints, never a shape: hidden across resubmissions
 ALLOWED = "-DNAME=VALUE, --instantiate EXPR, --name MOD, --quiet, --std=c++NN"
 _STD = re.compile(r"^--?std=c\+\+\d\d$")
 _DEFINE = re.compile(r"^[A-Za-z_]\w*$")
@@ -91,69 +100,145 @@ def copied(body: str, key: str) -> str | None:
     return None
 
 
-def grade(nb, key: str, hidden=(), student: str | None = None) -> tuple[bool, str]:
-    """(passed, the verdict's text) for exercise `key` of the submitted notebook `nb`, as `student`'s
-    variant (course_lib.teach.variants; None: the default)."""
+class Verdict(tuple):
+    """(passed, the verdict's text), as callers unpack it, with ``record``: the same as data (teach.record;
+    for the shapes the release shows, and under "hidden" for the hidden ones)."""
+    record: dict
+
+    def __new__(cls, ok: bool, text: str, record: dict | None = None):
+        self = super().__new__(cls, (bool(ok), str(text)))
+        self.record = record if isinstance(record, dict) else {}
+        return self
+
+
+def _stage(key, kind, text, variant_key, hint="", what=None) -> Verdict:
+    """A verdict the checker never reached (refused, copied, too slow, stopped): its text and its record."""
+    variant = getattr(variants.of_key(key, variant_key), "variant", "")
+    return Verdict(False, text, record.stage(key, kind, what or text.removeprefix(f"✗ {key}: "), hint, variant))
+
+
+def refusal(nb, key: str, variant_key: str | None = None) -> Verdict | None:
+    """The verdict of exercise `key`'s cell when it cannot be graded as it is (not a %%cuda cell, a forbidden
+    option, a course solution's text: compared here, where the solutions are kept), else None."""
     try:
-        line, body = split(kernel_cell(nb, key), key)
+        _, body = split(kernel_cell(nb, key), key)
     except Refused as exc:
-        return False, f"✗ {key}: {exc}"
+        return _stage(key, "refused", f"✗ {key}: {exc}", variant_key)
     found = copied(body, key)
     if found:
-        return False, (f"✗ {key}: 1 problem(s)\n  • {found}\n    hint: write the kernel yourself: a course solution "
-                       "or its text is not your work")
+        hint = "write the kernel yourself: a course solution or its text is not your work"
+        return _stage(key, "copied", f"✗ {key}: 1 problem(s)\n  • {found}\n    hint: {hint}", variant_key, hint, found)
+    return None
+
+
+_ASK = object()      # grade(refused=...): not given, so refusal() is asked here
+
+
+def grade(nb, key: str, hidden=(), variant_key: str | None = None, feedback: str = FEEDBACK_DEFAULT,
+          refused=_ASK) -> Verdict:
+    """(passed, the verdict's text) for exercise `key` of the submitted notebook `nb`, as the variant of the
+    holder of `variant_key` (course_lib.teach.variants.student_key; None: the default), with its record
+    (``Verdict.record``). The key, never the class's secret, goes into the sandbox. `feedback`: what the text
+    says of failures on the hidden shapes (FEEDBACK). `refused`: refusal(nb, key) where the caller has it
+    already (a worker without the solutions gets it from the machine that has them)."""
+    refused = refusal(nb, key, variant_key) if refused is _ASK else refused
+    if refused:
+        return refused
+    line, body = split(kernel_cell(nb, key), key)
     job = json.dumps({"key": key, "line": line, "body": body, "hidden": [list(s) for s in hidden],
-                      "student": student, "seed": os.environ.get(variants.ENV_SEED)})
+                      "variant_key": variant_key, "course_code": _course_code(key, variant_key),
+                      "feedback": feedback})
     try:
         r = sandbox.run([sys.executable, "-m", "course_lib.lab.grader.trusted"], input=job, timeout=TIMEOUT_S, cpu_s=TIMEOUT_S)
     except Exception as exc:            # subprocess.TimeoutExpired: the sandbox was killed
-        return False, f"✗ {key}: the checker did not finish ({type(exc).__name__}); the kernel is too slow to grade"
+        return _stage(key, "timeout", f"✗ {key}: the checker did not finish ({type(exc).__name__}); the kernel is too "
+                      "slow to grade", variant_key)
     try:
         out = json.loads(r.stdout.strip().splitlines()[-1])
-        return bool(out["ok"]), str(out["text"])
+        return Verdict(bool(out["ok"]), str(out["text"]), out.get("record"))
     except (ValueError, IndexError, KeyError):
-        return False, f"✗ {key}: the checker stopped (exit {r.returncode}): " + "\n".join(r.stderr.splitlines()[-3:])
+        return _stage(key, "grader", f"✗ {key}: the checker stopped (exit {r.returncode}): "
+                      + "\n".join(r.stderr.splitlines()[-3:]), variant_key)
 
 
-def _hidden_verdict(key, fn, hidden, student=None) -> tuple[bool, str]:
+def _course_code(key: str, variant_key: str | None) -> dict:
+    """{element type: course_code.table} of the course kernels the variant of `key` is compared with."""
+    ex = variants.of_key(key, variant_key)
+    try:
+        return {np.dtype(d).str: course_code.table(ex, d) for d in ex.dtypes}
+    except Exception:                   # noqa: BLE001  (the sandbox compiles them itself, only slower)
+        return {}
+
+
+def _hidden_verdict(ex, fn, hidden, feedback=FEEDBACK_DEFAULT) -> tuple[bool, str, dict]:
+    """The check on the hidden shapes: those run whole, and the wide one (over 2^32 elements) as the
+    exercise's wide launch, a few blocks sampled (64-bit offsets); (passed, its text as `feedback` allows,
+    its record)."""
+    import dataclasses
+
     from ...teach import exercises
+    key = ex.key
     if not hidden:
-        return True, ""
-    report = exercises.check(key, fn, shapes=hidden, gpu=False, student=student)
+        return True, "", {}
+    run, wide = hidden_shapes.split(hidden)
+    report = exercises.check(dataclasses.replace(ex, wide=wide) if wide else ex, fn, shapes=run, gpu=False)
     n = len(hidden)
     if report.ok:
-        return True, f"✓ and on {n} more shapes the release does not show"
+        return True, f"✓ and on {n} more shapes the release does not show", report.record
+    return False, hidden_text(key, report, n, feedback), report.record
+
+
+def hidden_text(key: str, report, n: int, feedback: str = FEEDBACK_DEFAULT) -> str:
+    """What a student reads of a failed check on `n` hidden shapes: their count ("count"), and the hints
+    ("hint", the default), and the problems with the shapes they were found on ("shape": practice rounds)."""
+    if feedback == "shape":
+        return "\n".join([f"✗ {key}: but {len(report.problems)} problem(s) on {n} more shapes (shown here: this "
+                          "round shows the hidden shapes that fail)", *repr(report).splitlines()[1:]])
+    head = (f"✗ {key}: but {len(report.problems)} problem(s) on {n} more shapes the release does not show (sizes "
+            "off the tile in one dimension or both, thousands long, 1 x N and N x 1: try some)")
+    if feedback == "count":
+        return head
     hints = list(dict.fromkeys(h for _, h in report.problems))
-    return False, "\n".join([f"✗ {key}: but {len(report.problems)} problem(s) on {n} more shapes the release does not "
-                             "show (sizes that are not multiples of the tile: try some); what to look at:",
-                             *(f"    hint: {h}" for h in hints)])
+    return "\n".join([head + "; what to look at:", *(f"    hint: {h}" for h in hints)])
 
 
-def _check(job: dict) -> tuple[bool, str]:
-    """Inside the sandbox: compile the cell's text, check it on the exercise's shapes, then the hidden ones."""
+def _check(job: dict) -> tuple[bool, str, dict]:
+    """Inside the sandbox: compile the cell's text, check it on the exercise's shapes, then the hidden ones;
+    (passed, the text, the record: the shown shapes' with the hidden shapes' under "hidden")."""
     import contextlib
     import warnings
 
     from ...errors import KernelError
     from ...teach import exercises
-    if job.get("seed"):                  # the class's variants: the sandbox's environment starts empty
-        os.environ[variants.ENV_SEED] = job["seed"]
-    key, student = job["key"], job.get("student")
-    ex = variants.exercise(key, student)
+    key = job["key"]
+    ex = variants.of_key(key, job.get("variant_key"))
+    graded_as = f"graded as your variant of {key}: {ex.variant}" if ex.variant else ""
+    for dtype, table in (job.get("course_code") or {}).items():
+        course_code.adopt(ex, dtype, table)
     try:
         names = magic.compile_cell(job["line"], job["body"])[1]
     except KernelError as exc:
-        return False, f"✗ {key}: the exercise cell does not compile:\n{exc}"
+        lines = ["%%cuda", *job["body"].splitlines()]
+        code = lines[exc.line - 1] if isinstance(exc.line, int) and 0 < exc.line <= len(lines) else None
+        text = f"✗ {key}: the exercise cell does not compile:\n{exc}"
+        return False, text, record.stage(key, "compile", exc.message.splitlines()[0], exc.hint or "", ex.variant,
+                                         exc.line, code)
     fn = names.get(ex.kernel)
     if fn is None:
-        return False, f"✗ {key}: the exercise cell defines no __global__ void {ex.kernel}(...)"
+        text = f"✗ {key}: the exercise cell defines no __global__ void {ex.kernel}(...)"
+        return False, text, record.stage(key, "kernel", text.removeprefix(f"✗ {key}: "), "", ex.variant)
     with warnings.catch_warnings(), contextlib.redirect_stderr(sys.stdout):
         warnings.simplefilter("ignore")
-        report = exercises.check(key, fn, gpu=False, student=student)
+        report = exercises.check(ex, fn, gpu=False)
         if not report.ok:
-            return False, repr(report)
-        ok, more = _hidden_verdict(key, fn, [tuple(s) for s in job["hidden"]], student)
-    return ok, "\n".join(filter(None, [repr(report), more]))
+            return False, "\n".join(filter(None, [graded_as, repr(report)])), report.record
+        hidden = [tuple(s) for s in job["hidden"]]
+        ok, more, seen = _hidden_verdict(ex, fn, hidden, job.get("feedback") or FEEDBACK_DEFAULT)
+    verdict = dict(report.record, ok=ok)
+    if hidden:
+        verdict["hidden"] = {"shapes": [list(s) for s in hidden], "ok": ok, "problems": seen.get("problems", []),
+                             "properties": seen.get("properties", []), "counts": seen.get("counts", {})}
+    return ok, "\n".join(filter(None, [graded_as, repr(report), more])), verdict
 
 
 def main() -> None:
@@ -162,8 +247,8 @@ def main() -> None:
     verdict = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    ok, text = _check(json.loads(sys.stdin.read()))
-    verdict.write(json.dumps({"ok": ok, "text": text}) + "\n")
+    ok, text, found = _check(json.loads(sys.stdin.read()))
+    verdict.write(json.dumps({"ok": ok, "text": text, "record": found}) + "\n")
     verdict.flush()
 
 

@@ -29,8 +29,9 @@ import re
 from pathlib import Path
 
 from ...teach.exercises import EXERCISES
-from .. import folders
+from .. import folders, stored
 from ..course import COURSE_ID
+from ...teach.variants import VARIANTS_FILE
 from ..grader.hidden import SEED_FILE, seed
 from .release import exercise_cells, instructor_notebook
 
@@ -47,6 +48,16 @@ c.CourseDirectory.course_id = "{course_id}"
 
 from course_lib.lab.grader.nbgrader_hooks import configure  # noqa: E402
 configure(c)
+
+# Each submission runs in a box; past a bound its notebook is stopped and gets 0, the bound named in its feedback.
+# The defaults (docs/INSTRUCTORS.md section 6; autograde logs what each submission used):
+# c.SandboxedExecute.time_limit = 300               # seconds, the whole notebook
+# c.SandboxedExecute.memory_limit = 2048 * 2**20    # bytes, processes and files together
+# c.SandboxedExecute.space_limit = 256 * 2**20      # bytes of files: its folder, /tmp and HOME
+# c.SandboxedExecute.shm_limit = 64 * 2**20         # bytes of files in /dev/shm
+# c.SandboxedExecute.process_limit = 256            # processes and threads at once
+# c.SandboxedExecute.output_limit = 16 * 2**20      # bytes of output, every cell together
+# c.SandboxedExecute.box_mode = "auto"              # or cgroup2 (with c.SandboxedExecute.cgroup), cgroup1, systemd, watchdog
 '''
 
 
@@ -113,12 +124,13 @@ def _keep_edits(target: Path, text: str, out: Path, log) -> None:
             "(outside source/: nbgrader never releases it)")
 
 
-def export(paths, out, points: int = POINTS, log=print) -> dict[str, Path]:
+def export(paths, out, points: int = POINTS, log=print, variants: bool = False) -> dict[str, Path]:
     """Write nbgrader's source layout for the notebooks among `paths` that have exercises, and
-    nbgrader_config.py; {assignment: source notebook path}. An existing nbgrader_config.py is kept."""
+    nbgrader_config.py; {assignment: source notebook path}. An existing nbgrader_config.py is kept.
+    `variants`: the class has variants per student (teach.variants: drawn from the seed), from now on."""
     nbf, out, done = _nbformat(), Path(out), {}
     for p in map(Path, paths):
-        nb = nbf.read(p, as_version=4)
+        nb = stored.read_notebook(p)
         if not exercise_cells(nb, p.name):
             continue
         source = source_notebook(copy.deepcopy(nb), p.name, points)
@@ -130,6 +142,10 @@ def export(paths, out, points: int = POINTS, log=print) -> dict[str, Path]:
         keys = [ec.key for ec in exercise_cells(nb, p.name)]
         log(f"{p.stem}: {', '.join(keys)} ({points * len(keys)} points)")
     seed(out, create=True)
+    if variants and not (out / VARIANTS_FILE).exists():
+        (out / VARIANTS_FILE).write_text("This class has variants per student, drawn from .course_lib_seed "
+                                         "(course_lib/teach/variants.py). Delete this file to grade everyone on the "
+                                         "default.\n")
     config = out / "nbgrader_config.py"
     if not config.exists():
         out.mkdir(parents=True, exist_ok=True)

@@ -44,7 +44,10 @@ def stub_file_problems(keys=None) -> list[str]:
     out = []
     for key in keys if keys is not None else solutions.keys():
         f = paths.EXERCISES / key / spec.STUB
-        if not f.exists() or f.read_text() != solutions.stub_file_text(key):
+        if f.is_dir():
+            out.append(f"exercises/{key}/{spec.STUB} is a folder, not the stub file: remove it (move what you keep in "
+                       "it elsewhere), then `python -m course_lib instructor check --sync-stubs` writes the file")
+        elif not f.exists() or f.read_text() != solutions.stub_file_text(key):
             what = "missing" if not f.exists() else "not the stub of solution.cu"
             out.append(f"exercises/{key}/{spec.STUB} is {what}: run `python -m course_lib instructor check "
                        "--sync-stubs` to write it")
@@ -56,7 +59,7 @@ def sync_stub_files(keys=None) -> list[str]:
     done = []
     for key in keys if keys is not None else solutions.keys():
         f = paths.EXERCISES / key / spec.STUB
-        if not f.exists() or f.read_text() != solutions.stub_file_text(key):
+        if not f.is_dir() and (not f.exists() or f.read_text() != solutions.stub_file_text(key)):
             f.write_text(solutions.stub_file_text(key))
             done.append(f"exercises/{key}/{spec.STUB}: written from solution.cu")
     return done

@@ -172,7 +172,12 @@ def check(paths, fix_urls=False, sync=False, log=print, fix_metadata=False, fix_
         log("exercises: " + x)
     ok = not shared
     for p in paths:
-        nb = nbf.read(p, as_version=4)
+        try:
+            nb = stored.read_notebook(p)
+        except ValueError as exc:                   # not a notebook: said for this file, the others still checked
+            ok = False
+            log(f"{p.name}: 1 problem(s)\n  - " + str(exc).replace("\n", "\n    "))
+            continue
         if fix_urls and rewrite_urls(nb, p.name):
             nbf.write(nb, p)
             log(f"{p.name}: Colab badge / clone URL set to {course.COURSE_REPO}")

@@ -1,45 +1,58 @@
 """The student repository, written from this one: every tracked file except the instructor-only ones.
 
-    python -m course_lib instructor publish --out ../transpose-course      # then commit and push it there
+    python -m course_lib instructor publish --out ../transpose-course --dry-run   # what it would add, change, remove
+    python -m course_lib instructor publish --out ../transpose-course             # then commit and push it there
 
 This checkout is the INSTRUCTOR repository (private: it holds the solutions). What students clone,
 pull through the hub's links and install on Colab is the STUDENT repository, ``course.COURSE_REPO``,
 which :func:`publish` writes: each file ``git ls-files`` lists, except those :data:`INSTRUCTOR_ONLY`
-matches (one list of globs: ``**`` spans folders, ``*`` one name). Before writing anything it checks
-that no file it would publish shows a solution line (:func:`solution_lines`: a statement only an
-exercise's solution has) where the course does not show it anyway (:func:`shown`: a notebook may
-run an earlier lesson's answer, never a later one's, nor its own above the exercise; any other file
-may repeat only what the notebooks show) and refuses, naming the file and the line, if one does.
-It must run where the solutions are (the instructor repository). ``--out`` is an
-empty folder or a clone of the student repository: there the files the instructor repository no
-longer has are removed, the rest overwritten, and ``.git`` is left alone (commit what changed).
+matches (one list of globs: ``**`` spans folders, ``*`` one name), its Markdown written for students
+(``student_docs``: instructor-only passages left out). Before writing anything it refuses, naming why:
+an --out that is neither empty nor a previous publish of this course (``student_repo``: a file, an
+unrelated repository, a clone of the instructor repository), a file there it did not write or that was
+edited and not committed, a published Markdown file that links to a file students lack or names an
+instructor-only path, and solution text anywhere in a published file (``leaks``). It checks --out first,
+so a wrong one is refused at once. Then it lists what it adds, changes and removes (``--dry-run`` stops
+there) and writes the files and the manifest that lets the next publish recognise its own files.
+It must run where the solutions are (the instructor repository).
 
 What this module does not do: commit, push, or strip solutions out of notebooks (``instructor build``
 and ``instructor check`` keep notebooks/ free of them; the check here only refuses).
 """
 from __future__ import annotations
 
-import functools
-import json
+import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 from ... import paths
 from ...teach import solutions
-from ...teach.exercises import EXERCISES
-from .release import _code_part
+from .. import course
+from . import leaks, student_docs, student_repo
+from .leaks import boilerplate, code, code_lines, shown, solution_lines  # noqa: F401  (this module's API since issue 30)
+from .student_repo import MANIFEST, PublishError  # noqa: F401
 
 # files only instructors get: each exercise folder's solution (and hidden tests, should a folder keep
 # any); kernels/solutions/ is where solutions lived before exercises/, kept so an old branch stays safe
 INSTRUCTOR_ONLY = ("kernels/solutions/**", "exercises/*/solution.cu", "exercises/*/hidden.*",
                    "tests/lab/test_walk.py")     # the instructors' walk: it writes a new exercise's solution
-TEXT = (".py", ".cu", ".cuh", ".md", ".ipynb", ".txt", ".toml", ".yaml", ".yml", ".cfg", ".json", ".sh", ".rst")
-
-
-class PublishError(ValueError):
-    pass
+# the guides for instructors, notebook authors and the course's developers (the student README is README.md's
+# student text); tests of the instructor tools and of the checkers against the solutions, which need them
+INSTRUCTOR_ONLY += ("docs/INSTRUCTORS.md", "docs/NOTEBOOK_API.md", "docs/CONTRIBUTING.md",
+                    "tests/lab/test_instructor.py", "tests/lab/test_grading.py", "tests/lab/test_nbgrader.py",
+                    "tests/lab/test_no_solutions.py", "tests/lab/test_publish.py", "tests/lab/test_bad_commands.py",
+                    "tests/teach/test_exercises.py", "tests/teach/test_checker_holes.py",
+                    "tests/teach/test_checker_verdicts.py", "tests/teach/test_pipeline.py", "tests/teach/test_hints.py",
+                    # correct kernels in other words than a solution's, and the graders' own tests
+                    "tests/teach/honest.py", "tests/teach/dressing.py", "tests/teach/test_origin.py",
+                    "tests/lab/test_formgrader.py", "tests/lab/test_inert.py", "tests/lab/test_handed_in.py",
+                    # the class report's tests (a class of solutions and mutants), its GPU timing of a solution, and
+                    # a class report made: its example lines and screenshot show solution lines
+                    "tests/lab/test_class_report.py", "tests/lab/test_report.py", "tests/lab/test_verdicts.py",
+                    "tests/teach/test_record.py", "benchmarks/leaderboard_gpu_times.py",
+                    "benchmarks/results/*_class_report/**",
+                    "tests/lab/test_box.py", "tests/lab/test_parallel_grading.py")
 
 
 def _glob_re(pattern: str) -> re.Pattern:
@@ -55,6 +68,12 @@ def instructor_only(path: str, patterns=INSTRUCTOR_ONLY) -> bool:
     return any(_glob_re(p).match(path) for p in patterns)
 
 
+def solution_path(path: str) -> bool:
+    """True for an instructor-only path under exercises/ or kernels/: where solutions (and what is made from
+    them) are kept, so that a published text must not even name one (``exercises/*/solution.cu`` included)."""
+    return path.startswith(("exercises/", "kernels/")) and instructor_only(path)
+
+
 def tracked_files(repo: Path = paths.REPO) -> list[str]:
     """Every file git tracks in `repo` (relative posix paths)."""
     try:
@@ -65,140 +84,93 @@ def tracked_files(repo: Path = paths.REPO) -> list[str]:
     return sorted(p for p in r.stdout.split("\0") if p)
 
 
-# ---------------------------------------------------------------------------- what counts as a solution
-
-def code(line: str) -> str:
-    """A line's code part (comments dropped), spacing collapsed."""
-    return " ".join(_code_part(line).split())
-
-
-def code_lines(text: str) -> set[str]:
-    """Code parts of every line; the line numbers of a listing (``  26  code``) dropped."""
-    return {code(re.sub(r"^\s*\d+\s\s", "", line)) for line in text.splitlines()}
+def _commit(repo: Path) -> tuple[str | None, list[str]]:
+    """(HEAD's commit, tracked files that differ from it) of the instructor repository."""
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True)
+    diff = subprocess.run(["git", "-C", str(repo), "diff", "HEAD", "--name-only", "-z"], capture_output=True, text=True)
+    return (head.stdout.strip() or None if head.returncode == 0 else None,
+            sorted(filter(None, diff.stdout.split("\0"))) if head.returncode == 0 else [])
 
 
-@functools.lru_cache(maxsize=None)
-def boilerplate() -> frozenset[str]:
-    """Lines two or more course kernels share (``__syncthreads();``): no exercise's secret."""
-    seen: dict[str, int] = {}
-    for p in paths.KERNELS.glob("*.cu*"):
-        for line in code_lines(p.read_text()):
-            seen[line] = seen.get(line, 0) + 1
-    return frozenset(line for line, n in seen.items() if n >= 2)
+# ---------------------------------------------------------------------------- the release
 
-
-@functools.lru_cache(maxsize=None)
-def solution_lines(key: str) -> frozenset[str]:
-    """Statements (8+ characters, ending in ``;``) of exercise `key`'s solution that no stub of its
-    lesson or an earlier one shows and that are not boilerplate."""
-    lesson = EXERCISES[key].lesson
-    stubs = {code(line) for k in solutions.keys() if EXERCISES[k].lesson <= lesson
-             for line in solutions.stub(k).splitlines()}
-    lines = {code(line) for line in solutions.solved(solutions.body(key)).splitlines()}
-    return frozenset(s for s in lines - stubs - boilerplate() if len(s) >= 8 and s.endswith(";"))
-
-
-def _strings(obj):
-    if isinstance(obj, str):
-        yield obj
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            yield from _strings(v)
-    elif isinstance(obj, list):
-        for v in obj:
-            yield from _strings(v)
-
-
-def _text_of_json(text: str) -> str:
-    """A notebook's cells and outputs as text, not in their JSON quoting."""
-    return "\n".join(_strings(json.loads(text)))
-
-
-def _lesson(rel: str) -> str | None:
-    m = re.fullmatch(r"notebooks/(\d\d)_[^/]*\.ipynb", rel)
-    return m[1] if m else None
-
-
-def _above_exercise(nb_text: str, key: str) -> str:
-    """The cells of a notebook (JSON text) above exercise `key`'s cell: what a student reads before it."""
-    cells = json.loads(nb_text).get("cells", [])
-    defines = re.compile(rf"\bvoid\s+{EXERCISES[key].kernel}\s*\(")
-    source = ["".join(c.get("source", "")) for c in cells]
-    end = next((i for i, src in enumerate(source) if src.startswith("%%cuda") and defines.search(src)), len(cells))
-    return "\n".join(_strings(cells[:end]))
-
-
-def shown(rel: str, text: str, visible: frozenset = frozenset()) -> list[str]:
-    """The solution text file `rel` (its `text`) shows. A notebook of lesson NN: a line of the solution of
-    an exercise of a later lesson, or of its own lesson above that exercise (the lessons show earlier
-    answers: notebook 05 runs lesson 04's tiled kernel). Any other file: a solution line the notebooks
-    do not show anyway (`visible`). Anywhere: the solution files' markers."""
-    lesson, found = _lesson(rel), []
-    for key in solutions.keys():
-        ex_lesson = EXERCISES[key].lesson
-        if lesson is None:
-            hit = solution_lines(key) & code_lines(text) - visible
-        elif ex_lesson > lesson:
-            hit = solution_lines(key) & code_lines(_text_of_json(text))
-        elif ex_lesson == lesson:
-            hit = solution_lines(key) & code_lines(_above_exercise(text, key))
-        else:
+def release(repo: Path = paths.REPO) -> tuple[dict[str, bytes], set[str]]:
+    """({path: bytes} the student repository gets, the executable ones): every tracked file not instructor-only,
+    its Markdown written for students. PublishError for a marker out of place."""
+    files, executable = {}, set()
+    for rel in tracked_files(repo):
+        p = repo / rel
+        if instructor_only(rel) or not p.is_file() or p.is_symlink():
             continue
-        found += [f"{rel}: {s!r}, a line of {key}'s solution" for s in sorted(hit)]
-    if rel.endswith((".cu", ".cuh", ".ipynb")) and re.search(r"(^|\")\s*//\s*(BEGIN|END) SOLUTION", text, re.M):
-        found.append(f"{rel}: solution markers")
-    return found
+        data = p.read_bytes()
+        if rel.endswith(".md"):
+            try:
+                data = student_docs.student_text(rel, data.decode("utf-8")).encode("utf-8")
+            except (UnicodeDecodeError, student_docs.MarkerError) as exc:
+                raise PublishError(f"publish: {exc}\nhint: docs of course_lib/lab/instructor/student_docs.py") from None
+        files[rel] = data
+        if os.stat(p).st_mode & 0o100:
+            executable.add(rel)
+    return files, executable
+
+
+def problems(files: dict[str, bytes], tracked) -> list[str]:
+    """What students must not get in `files`: links to files they lack, instructor-only paths, solution text."""
+    texts = {rel: t for rel, data in files.items() if (t := leaks.text_of(rel, data)) is not None}
+    return (student_docs.doc_problems(texts, set(files), set(tracked), solution_path)
+            + leaks.check_texts(texts))
+
+
+def check_files(root: Path, files) -> list[str]:
+    """The solution text the files among `files` (paths relative to `root`) show (:func:`leaks.shown`)."""
+    texts = {f: t for f in files if (t := leaks.text_of(f, (Path(root) / f).read_bytes())) is not None}
+    return leaks.check_texts(texts)
+
+
+def plan(repo: Path = paths.REPO) -> tuple[list[str], list[str]]:
+    """(files to publish, problems): the tracked files not instructor-only, and what they must not show."""
+    _need_solutions()
+    files, _ = release(repo)
+    return sorted(files), problems(files, tracked_files(repo))
+
+
+def _need_solutions():
+    if solutions.directory() is None:
+        raise PublishError("publish: no solutions here, so nothing can be checked for them\n"
+                           "hint: run it in the instructor repository (exercises/*/solution.cu), not in a published one")
 
 
 # ---------------------------------------------------------------------------- publish
 
-def plan(repo: Path = paths.REPO) -> tuple[list[str], list[str]]:
-    """(files to publish, problems): the tracked files not instructor-only, and the solution text they show."""
-    if solutions.directory() is None:
-        raise PublishError("publish: no solutions here, so nothing can be checked for them\n"
-                           "hint: run it in the instructor repository (exercises/*/solution.cu), not in a published one")
-    files = [f for f in tracked_files(repo) if not instructor_only(f) and (repo / f).is_file()]
-    return files, check_files(repo, files)
-
-
-def check_files(root: Path, files) -> list[str]:
-    """The solution text the text files among `files` (paths relative to `root`) show (:func:`shown`)."""
-    texts = {f: (Path(root) / f).read_text(errors="replace") for f in files if f.endswith(TEXT)}
-    visible = frozenset().union(*(code_lines(_text_of_json(t)) for f, t in texts.items() if _lesson(f)))
-    return [x for f, t in texts.items() for x in shown(f, t, visible)]
-
-
-def _clear(out: Path, keep: set[str]) -> list[str]:
-    """In a clone of the student repository, remove tracked files the new release does not have."""
-    if not (out / ".git").exists():
-        if any(out.iterdir()):
-            raise PublishError(f"publish: {out} is neither empty nor a git clone of the student repository\n"
-                               "hint: give an empty folder, or a clone of course.COURSE_REPO to update")
-        return []
-    gone = [f for f in tracked_files(out) if f not in keep]
-    for f in gone:
-        (out / f).unlink(missing_ok=True)
-    return gone
-
-
-def publish(out, repo: Path = paths.REPO, log=print) -> list[str]:
-    """Write the student repository into `out`; the files written. Refuses (PublishError) before
-    writing anything if a file to publish shows solution text."""
-    repo, out = Path(repo).resolve(), Path(out).resolve()
+def publish(out, repo: Path = paths.REPO, log=print, dry_run: bool = False) -> list[str]:
+    """Write the student repository into `out` (see the module's docstring); the files it holds. Refuses
+    (PublishError) before writing anything: a wrong --out first, then files it would lose, then leaks."""
+    repo, out = Path(repo).resolve(), Path(out).expanduser().resolve()
     if out == repo or repo in out.parents:
         raise PublishError(f"publish: --out {out} is inside the instructor repository\n"
                            "hint: publish next to it, e.g. --out ../transpose-course")
-    files, problems = plan(repo)
-    if problems:
-        raise PublishError("publish: these files would show solution text to students:\n  "
-                           + "\n  ".join(problems[:20]) + "\nhint: move them under a path INSTRUCTOR_ONLY "
-                           "(course_lib/lab/instructor/publish.py) lists, or take the solution out of them")
-    out.mkdir(parents=True, exist_ok=True)
-    gone = _clear(out, set(files))
-    for f in files:
-        (out / f).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(repo / f, out / f)
+    dest = student_repo.open_out(out, course.COURSE_ID)
+    _need_solutions()
+    files, executable = release(repo)
+    changes = student_repo.changes(dest, files, executable)
+    found = problems(files, tracked_files(repo))
+    if found:
+        raise PublishError("publish: these files would show students what they must not see (nothing written):\n  "
+                           + "\n  ".join(found[:20]) + (f"\n  ... and {len(found) - 20} more" if len(found) > 20 else "")
+                           + "\nhint: move a file under a path INSTRUCTOR_ONLY (course_lib/lab/instructor/publish.py) "
+                           "lists, put a passage between <!-- instructor-only --> and <!-- end instructor-only -->, "
+                           "or take the solution out of it")
+    for line in student_repo.describe(dest, changes, every=dry_run):
+        log(line)
+    if dry_run:
+        log("--dry-run: nothing written")
+        return sorted(files)
+    commit, uncommitted = _commit(repo)
+    uncommitted = [f for f in uncommitted if f in files]
+    student_repo.apply(dest, changes, files, executable, course.COURSE_ID, commit, uncommitted)
     left = len(tracked_files(repo)) - len(files)
-    log(f"wrote {len(files)} files to {out} ({left} instructor-only left out"
-        + (f", {len(gone)} removed" if gone else "") + "); commit and push them to the student repository")
-    return files
+    log(f"wrote {len(changes.add) + len(changes.change)} and removed {len(changes.remove)} of the {len(files)} files "
+        f"in {out} ({left} instructor-only left out)" + (f"; {len(uncommitted)} of them differ from the commit "
+                                                         f"{commit[:12]}" if uncommitted and commit else "")
+        + "; commit and push them to the student repository")
+    return sorted(files)

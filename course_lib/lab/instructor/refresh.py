@@ -49,7 +49,7 @@ def refresh_one(path, timeout=600) -> tuple[bool, str]:
     import nbclient
     import nbformat as nbf
     path, t0 = Path(path), time.monotonic()
-    nb = nbf.read(path, as_version=4)
+    nb = stored.read_notebook(path)
     before = [_comparable(c) for c in nb.cells]
     with server.lab_env(backend="sim") as env:
         saved = dict(os.environ)

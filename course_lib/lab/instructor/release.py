@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ...teach import solutions
 from ...teach.solutions import has_solution, strip_solutions
-from .. import course
+from .. import course, stored
 from .refresh import refresh_one
 
 CHECK_CALL = re.compile(r"exercises\.check\(\s*['\"](?P<key>\w+)['\"]\s*(?:,\s*(?P<kernel>\w+))?")
@@ -241,7 +241,7 @@ def build(paths, out, repo=course.COURSE_REPO, branch=course.BRANCH, execute=Tru
     nbf, done = _nbformat(), {}
     for p in paths:
         p = Path(p)
-        nb = nbf.read(p, as_version=4)
+        nb = stored.read_notebook(p)
         rewrite_urls(nb, p.name, repo, branch)
         student, notes = student_notebook(nb, p.name)
         teacher, more = instructor_notebook(nb, p.name)

@@ -101,15 +101,34 @@ def install(scope: str, python: str = sys.executable) -> list[list[str]]:
                  "keep the student's file and the course's version (course_lib.lab.student.keepboth)"],
                 ["git", "config", scope, f"merge.{DRIVER}.driver", driver_command(python)]]
     for command in commands:
-        subprocess.run(command, check=True)
+        try:
+            r = subprocess.run(command, capture_output=True, text=True)
+        except OSError as exc:
+            raise InstallError(f"keep-both --install {scope}: git could not be run ({exc.strerror or exc})\n"
+                               "hint: install git (the hub's pull needs it too), then run this again") from None
+        if r.returncode:
+            where = {"--system": "git's system config ($GIT_CONFIG_SYSTEM, else /etc/gitconfig)",
+                     "--global": "your git config (~/.gitconfig)"}.get(scope, f"the config file {scope[len('--file='):]}")
+            raise InstallError(f"keep-both --install {scope}: git could not write {where}: {r.stderr.strip()[:300]}\n"
+                               "hint: run it where that file may be written (as root for --system), set "
+                               "GIT_CONFIG_SYSTEM to a file you can write (the hub's image uses its venv's "
+                               "etc/gitconfig), or use --file=PATH")
     return commands
+
+
+class InstallError(RuntimeError):
+    """git could not record the driver: the message says where and what to do."""
 
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--install"] and len(argv) == 2 and argv[1].startswith(("--system", "--global", "--file=")):
-        for command in install(argv[1]):
-            print(shlex.join(command))
+        try:
+            for command in install(argv[1]):
+                print(shlex.join(command))
+        except InstallError as exc:
+            print(exc, file=sys.stderr)
+            return 1
         return 0
     if len(argv) != 4 or argv[0].startswith("-"):
         asked = argv[:1] in (["-h"], ["--help"])
