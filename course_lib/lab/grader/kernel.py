@@ -69,11 +69,23 @@ class SandboxedKernelManager(AsyncKernelManager):
         self.box.started(self.provisioner.pid)
         inner = await asyncio.get_running_loop().run_in_executor(None, self.box.inner)
         if inner is None:
-            raise RuntimeError("the sandbox did not start (bwrap made no process in 10 s)")
+            raise RuntimeError(f"the sandbox did not start (bwrap made no process in 10 s): {_why_not(cmd)}")
         self.ip = f"/proc/{inner}/root{sandbox.KERNEL_DIR}/kernel"          # the same sockets, seen from here
 
     def client(self, **kwargs):
         return super().client(context=self.context, **kwargs)
+
+
+def _why_not(cmd: list[str]) -> str:
+    """What bwrap says when the same sandbox runs `true` (the kernel's own stderr is never read: it is the
+    student's to fill)."""
+    cut = len(cmd) - 1 - cmd[::-1].index("--") if "--" in cmd else len(cmd)
+    try:
+        r = subprocess.run([*cmd[:cut], "--", "true"], env={}, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"bwrap could not be run again to ask why ({exc})"
+    said = " ".join(r.stderr.split())[-400:]
+    return said or f"the same sandbox running `true` exits {r.returncode} and says nothing (the machine may be overloaded)"
 
 
 class CappedChannel(AsyncZMQSocketChannel):
