@@ -44,6 +44,9 @@
 #         mechanics  benchmarks/mechanics.py: the padded tile in row-major, column-major and diagonal block
 #                    order (partition camping, notebook 05) and naive_col with and without the read-only
 #                    path (notebook 03), 5 rounds -> mechanics.json (about a minute)
+#         grading    benchmarks/grading_throughput.py on the machine's cores, no GPU: GRADING_SUBMISSIONS (300)
+#                    graded in parallel on GRADING_WORKERS (16) local workers -> grading/ (issue 32; needs
+#                    bubblewrap with user namespaces, nbgrader and distributed: the [instructor] extra)
 #
 #     OUT=DIR bash benchmarks/gpu_session.sh env latency prose blocks     # notebooks' measurements, < 9 min
 #
@@ -113,6 +116,8 @@ print('simulator counts', 'the PTX: ' + m if m else 'the machine code (NVRTC 13 
     small) step small 420 python3 benchmarks/rounds.py small --out "$OUT" --rounds "${SMALL_ROUNDS:-3}" --budget 380 \
                ${SMALL_KERNELS:+--kernel "$SMALL_KERNELS"} ;;
     mechanics) step mechanics 240 python3 benchmarks/mechanics.py --out "$OUT" ;;
+    grading) step grading 560 python3 benchmarks/grading_throughput.py --no-plain --out "$OUT/grading" \
+                 --submissions "${GRADING_SUBMISSIONS:-300}" --workers ${GRADING_WORKERS:-16} ;;
     *) echo "unknown step $s"; exit 2 ;;
     esac
 done

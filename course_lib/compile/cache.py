@@ -3,15 +3,19 @@
     key = cache.key(source, options, names, arch, want_cubin, compiler="NVRTC 13.0")
     hit = cache.get(key)           # a Compiled, or None
     cache.put(key, compiled)
+    cache.put_failure(key, filename, log);  cache.get_failure(key, filename)   # NVRTC's refusal: its log
 
 The key is a hash of everything that can change the output, the compiler's version included (read
 from the library that compiles, never from CuPy). The disk copy lives in ``COURSE_LIB_CACHE``
 (default ``~/.cache/course_lib``), created 0700 and written through temporary files renamed into
 place; an entry whose hashes do not match its PTX or CUBIN, or that is not ours, is ignored and
 deleted, because a planted CUBIN would run on the GPU as this user's code; a damaged one is rebuilt
-and says so in one line on stderr (``damaged``). Temporary files that a killed write left behind
-(``*.tmp<pid>`` of a process that is gone) are deleted once per process (``clean_stale``). A
-read-only home (some JupyterHubs) only costs speed.
+and says so in one line on stderr (``damaged``). A refusal is kept as ``KEY.failed`` (the log, hashed,
+and the file name it names, which the key holds only in part). Temporary files that a killed write
+left behind (``*.tmp<pid>`` of a process that is gone) are deleted once per process (``clean_stale``).
+A cache that cannot be used (``COURSE_LIB_CACHE`` naming a file, a folder that cannot be made or
+written, someone else's) costs speed, and says so once per process, in one line with the fix
+(``unusable``): every compilation is then made again on every run.
 
 This module stores and fetches; it does not compile (``nvrtc.py``).
 """
@@ -28,6 +32,8 @@ from pathlib import Path
 CACHE_DIR = Path(os.environ.get("COURSE_LIB_CACHE", Path.home() / ".cache" / "course_lib"))
 
 memory: dict = {}          # key -> Compiled
+failures: dict = {}        # key -> (file name, NVRTC's log) of a source it refused
+said: set = set()          # (folder, why) a cache that cannot be used was said of (once per process)
 cleaned: set = set()       # folders whose temporary files of killed writes are gone (once per process)
 STALE_S = 3600             # a temporary file this old is left over whatever its pid says (pids come back)
 
@@ -52,26 +58,92 @@ def put(k: str, c) -> None:
     _disk_store(k, c)
 
 
+def get_failure(k: str, filename: str) -> str | None:
+    """NVRTC's log for the source of key `k` it refused, compiled as `filename`; None if not kept."""
+    if k not in failures:
+        kept = _failure_load(k)
+        if kept is None:
+            return None
+        failures[k] = kept
+    named, log = failures[k]
+    return log if named == filename else None
+
+
+def put_failure(k: str, filename: str, log: str) -> None:
+    failures[k] = (filename, log)
+    folder = private_dir()
+    if folder is None:
+        return
+    try:
+        write_private(folder / f"{k}.failed", json.dumps(dict(filename=filename, log=log,
+                                                              log_sha256=_sha(log.encode()))).encode())
+    except OSError:
+        pass
+
+
+def _failure_load(k):
+    folder = private_dir()
+    if folder is None:
+        return None
+    path = folder / f"{k}.failed"
+    try:
+        d = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        damaged(path, f"not JSON: {type(exc).__name__}")
+        return _discard(path)
+    if not (isinstance(d, dict) and isinstance(d.get("filename"), str) and isinstance(d.get("log"), str)
+            and d.get("log_sha256") == _sha(d["log"].encode())):
+        damaged(path, "a field or the log's hash does not match")
+        return _discard(path)
+    return d["filename"], d["log"]
+
+
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
 def private_dir() -> Path | None:
-    """CACHE_DIR, created private to this user (0700); None (memory cache only) when it belongs to
-    someone else or others may write into it: a CUBIN planted there would run on the GPU as ours."""
+    """CACHE_DIR, created private to this user (0700); None (memory cache only, said once: ``unusable``)
+    when it cannot be made or written, or belongs to someone else: a CUBIN planted there would run on the
+    GPU as ours."""
     try:
         CACHE_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except FileExistsError:
+        return unusable("is a file, not a folder")
+    except OSError as exc:
+        return unusable(f"cannot be made ({exc.strerror or exc})")
+    try:
         if hasattr(os, "getuid"):
             st = CACHE_DIR.stat()
             if st.st_uid != os.getuid():
-                return None
+                return unusable("belongs to another user, and what it holds would run as yours, so it is not read")
             if st.st_mode & 0o077:       # made by an older course_lib, or with a lax umask
                 os.chmod(CACHE_DIR, 0o700)
+        if not _writable(CACHE_DIR):
+            return unusable("is not writable")
         for folder in (CACHE_DIR, CACHE_DIR / "sass"):       # compilations, and disassemblies (sass.py)
             clean_stale(folder)
         return CACHE_DIR
-    except OSError:
-        return None
+    except OSError as exc:
+        return unusable(f"cannot be used ({exc.strerror or exc})")
+
+
+def _writable(folder: Path) -> bool:
+    return os.access(folder, os.W_OK | os.X_OK)
+
+
+def unusable(why: str) -> None:
+    """Say once per process, in one line with the fix, why compilations are not kept on disk."""
+    if (CACHE_DIR, why) not in said:
+        said.add((CACHE_DIR, why))
+        fix = "set COURSE_LIB_CACHE to a folder of your own that you can write"
+        if os.environ.get("COURSE_LIB_CACHE"):
+            fix += ", or unset it (the default is ~/.cache/course_lib)"
+        print(f"course_lib: the compile cache {CACHE_DIR} {why}: compilations are not kept between runs "
+              f"(each is made again, slower); {fix}", file=sys.stderr, flush=True)
+    return None
 
 
 def write_private(path: Path, data: bytes) -> None:

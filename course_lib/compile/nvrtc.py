@@ -11,7 +11,9 @@ GPU of that generation would get it), and ``Compiled.machine_note`` says why the
 code (``COURSE_LIB_SASS=0`` chooses this). For a GPU: a CUBIN for that exact ``sm_XY`` from the
 newest NVRTC its driver can load, so the driver never has to JIT PTX newer than itself (the usual
 reason CUDA notebooks break on Colab). Every compilation adds ``-lineinfo`` so PTX maps back to
-source lines, and is cached (``cache.py``) by source, options, names, target and compiler version.
+source lines, and is cached (``cache.py``) by source, options, names, target and compiler version; so is
+NVRTC's refusal of a source (its log: the same error again, without the compiler), but not a failure of
+NVRTC itself (out of memory), which may not happen twice.
 
 Compiling never touches CuPy: the libraries are loaded by ``nvrtc_lib``. Errors become one
 :class:`~course_lib.errors.CompileError` (``diagnostics.py``). This module does not launch, check
@@ -93,7 +95,10 @@ def compile_source(source: str, *, options=(), name_expressions=(), filename="ke
     key = cache.key(source, opts, name_expressions, arch, want_cubin, made_by) + "-" + _safe(filename)
     hit = cache.get(key, Compiled)
     if hit is None:
-        hit = _compile_now(lib, source, opts, name_expressions, filename, arch, want_cubin)
+        refused = cache.get_failure(key, filename)
+        if refused is not None:         # NVRTC's refusal of this very source, kept like a compilation
+            raise compile_error(source, refused, filename, lib.version[0])
+        hit = _compile_now(lib, source, opts, name_expressions, filename, arch, want_cubin, key)
         cache.put(key, hit)
     hit.machine_note = note
     return hit
@@ -149,7 +154,15 @@ def _compile_with_machine_code(source, options, names, filename) -> Compiled:
     key = cache.key(source, opts, names, MACHINE_ARCH, True, made_by) + "-" + _safe(filename)
     hit = cache.get(key, Compiled)
     if hit is None or hit.cubin is None:
-        out = lib.compile(source, filename, opts, names, want_cubin=True)
+        refused = cache.get_failure(key, filename)
+        if refused is not None:
+            raise nvrtc_lib.Failed(refused, nvrtc_lib.COMPILATION)
+        try:
+            out = lib.compile(source, filename, opts, names, want_cubin=True)
+        except nvrtc_lib.Failed as exc:
+            if exc.status == nvrtc_lib.COMPILATION:
+                cache.put_failure(key, filename, exc.log)
+            raise
         hit = Compiled(ptx=out.ptx, cubin=out.cubin, lowered_names=out.lowered_names, log=out.log,
                        arch=MACHINE_ARCH, entries=entries_of(out.ptx), machine=made_by)
         cache.put(key, hit)
@@ -174,10 +187,12 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(name))[:40]
 
 
-def _compile_now(lib, source, opts, names, filename, arch, want_cubin) -> Compiled:
+def _compile_now(lib, source, opts, names, filename, arch, want_cubin, key) -> Compiled:
     try:
         out = lib.compile(source, filename, opts, names, want_cubin=want_cubin)
     except nvrtc_lib.Failed as exc:
+        if exc.status == nvrtc_lib.COMPILATION:      # the source's fault: the same answer next time
+            cache.put_failure(key, filename, exc.log)
         raise compile_error(source, exc.log, filename, lib.version[0]) from None
     return Compiled(ptx=out.ptx, cubin=out.cubin, lowered_names=out.lowered_names, log=out.log, arch=arch,
                     entries=entries_of(out.ptx), machine="")

@@ -33,11 +33,14 @@ _WHEEL_FOLDER = {13: "cu13", 12: "cuda_nvrtc"}
 SYNTAX_ONLY = "-fdevice-syntax-only"      # NVRTC >= 12.4: stop after the front end (no PTX made)
 
 
-class Failed(RuntimeError):
-    """NVRTC refused the source; ``log`` is its log."""
+COMPILATION = 6                           # NVRTC_ERROR_COMPILATION: the source's fault, the same every time
 
-    def __init__(self, log: str):
-        self.log = log
+
+class Failed(RuntimeError):
+    """NVRTC refused the source; ``log`` is its log, ``status`` NVRTC's code (``COMPILATION``: the source's fault)."""
+
+    def __init__(self, log: str, status: int | None = None):
+        self.log, self.status = log, status
         super().__init__(log)
 
 
@@ -107,7 +110,7 @@ class Library:
             status = lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
             log = _text(_blob(lib, prog, "ProgramLog"))
             if status != 0:
-                raise Failed(log or lib.nvrtcGetErrorString(status).decode())
+                raise Failed(log or lib.nvrtcGetErrorString(status).decode(), status)
             lowered = {}
             for n in name_expressions:
                 out = ctypes.c_char_p()
@@ -206,4 +209,4 @@ def _text(raw: bytes) -> str:
 
 def _check(lib, status):
     if status != 0:
-        raise Failed(f"NVRTC: {lib.nvrtcGetErrorString(status).decode()}")
+        raise Failed(f"NVRTC: {lib.nvrtcGetErrorString(status).decode()}", status)

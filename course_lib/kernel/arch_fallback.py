@@ -21,6 +21,7 @@ from .. import gpu
 from ..compile import archs
 from ..errors import CompileError
 from ..sim.movement.tma import TensorMap
+from ..sim.spaces import host as host_memory
 
 _NOTED: set = set()
 
@@ -76,6 +77,8 @@ def _host(a, back: list):
 def simulate(fn, launch, text: str, **options):
     """Run a checked launch on the simulator with device arrays copied to the host and back."""
     note_once(fn, text)
+    host_memory.room_for_copies([(f"argument {i} ({'x'.join(map(str, a.shape))} {a.dtype})", a) for i, a in
+                                 enumerate(getattr(x, "array", x) for x in launch.args) if _on_device(a)])
     back = []
     host = tuple(_host(a, back) for a in launch.args)
     run = fn.simulate(launch.grid, launch.block, host, launch.shared_mem, progress=False, **options)

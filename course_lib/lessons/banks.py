@@ -30,7 +30,9 @@ import plotly.graph_objects as go
 
 from ..notebook import draw, widgets
 from ..notebook.listing import HTMLText
+from ..sim import plan
 from ..transposes import verify
+from ..transposes.backend import matrix_words, memory_needed
 from ..transposes.data import poisoned, random_matrix
 
 # label -> (course kernel key, parameters other than PAD); all move 4-byte floats
@@ -104,6 +106,8 @@ def dynamic_tile(kernel, tile: int, pad: int, block_rows: int = 8, shape=(100, 1
     tile, and ``shared_bytes`` of dynamic shared memory (default: the padded tile,
     tile * (tile + pad) elements). Returns (SimRun, verify.compare result for every element)."""
     rows, cols = shape
+    plan.room_for(memory_needed(rows, cols, dtype), f"{matrix_words(rows, cols, dtype)} (input, output, the "
+                  "expected result and the simulator's working memory)", option=None)
     a = random_matrix(rows, cols, dtype)
     out = poisoned((cols, rows), dtype)
     nbytes = tile * (tile + pad) * np.dtype(dtype).itemsize if shared_bytes is None else shared_bytes

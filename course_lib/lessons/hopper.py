@@ -118,7 +118,24 @@ def layout_picture(mode) -> go.Figure:
     fig.update_layout(title=f"swizzle {name}: slot in its 128-byte line of {what} c of box row r"
                             f"<br><sup>box rows of {p} bytes, {p // 16} chunks each</sup>",
                       yaxis=dict(autorange="reversed"), width=420, height=380, margin=dict(t=70))
+    draw.noticed(fig, _layout_notice(name, slot, mode))
     return draw.sourced(fig, "computed from the swizzle formula (course_lib.sim.movement.tma)")
+
+
+def _layout_notice(name: str, slot, mode) -> str:
+    """What layout_picture shows, in one sentence: how many slots the 8 rows of a chunk column reach."""
+    if mode == "xor":
+        return ("Notebook 05's per-word XOR: the 8 rows of a column of words land in 8 different places, but a "
+                "16-byte chunk's words no longer sit together, so nothing reads it 16 bytes at a time.")
+    ways = max(collections.Counter(col).most_common(1)[0][1] for col in slot.T.tolist())
+    reach = min(len(set(col)) for col in slot.T.tolist())
+    head = f"Swizzle {name}" if mode else "No swizzle"
+    if ways == 1:
+        return (f"{head}: the 8 rows of one chunk column land in 8 different slots of their 128-byte lines, so a "
+                f"quarter-warp reading them 16 bytes at a time meets no bank twice.")
+    where = "one slot" if reach == 1 else f"{reach} slots"
+    return (f"{head}: the 8 rows of one chunk column land in only {where} of their 128-byte lines, so a "
+            f"quarter-warp reading them 16 bytes at a time is {ways}-way.")
 
 
 # the cost table's columns: (box row bytes, mode), each swizzle beside the same rows unswizzled
@@ -195,7 +212,14 @@ def timeline(stages: int, tiles: int = 6, copy_us: float = 1.0, work_us: float =
     fig.update_layout(barmode="overlay", title=f"one block, {tiles} tiles, STAGES = {stages}: done at {end:.1f} us"
                       f"<br><sup>modelled: a copy takes {copy_us} us to arrive, a tile's work {work_us} us</sup>",
                       xaxis_title="microseconds", height=260, width=640, margin=dict(t=70))
-    return fig
+    idle = end - tiles * work_us
+    sentence = (f"STAGES = {stages}: the block is done at {end:.1f} us, its threads idle {idle:.1f} us of it "
+                f"waiting for copies; the copy of tile t can start only once the work on tile t - {stages} "
+                f"is done, so more stages start the copies earlier and hide them behind the work.")
+    spans = {r["task"]: f"{r['start']:.1f}-{r['end']:.1f}" for r in rows}
+    table = [[str(t), spans[f"copy tile {t}"], spans[f"transpose tile {t}"]] for t in range(tiles)]
+    return draw.noticed(fig, sentence, [("one block's timeline, modelled", ["tile", "copy (us)", "transpose (us)"],
+                                         table)])
 
 
 def _best(case: dict, keep) -> dict | None:

@@ -20,11 +20,13 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
+from ..errors import ArgumentError
 from ..notebook.draw import BAD, MAIN, OK, HTMLText, noticed, sourced
 from ..teach import exercises
 from ..teach.exercises import Report
 
 BATCHES = list(exercises.get("batched").shapes)
+MAX_TILES = 4096               # coverage draws each tile: up to 64 x 64 of them (2048 x 2048 in 32 x 32 tiles)
 
 
 def idle(rows: int, cols: int, tile=(32, 32), block=(32, 8)) -> dict:
@@ -41,6 +43,11 @@ def coverage(rows: int, cols: int, tile=(32, 32), block=(32, 8)) -> go.Figure:
     threads outside the matrix must skip their loads and stores (the bounds test)."""
     d = idle(rows, cols, tile, block)
     gx, gy = d["grid"]
+    if gx * gy > MAX_TILES:       # a rectangle a tile: millions took minutes, and no browser shows the figure
+        raise ArgumentError(f"coverage({rows}, {cols}): a {rows} x {cols} matrix is {gx} x {gy} = {gx * gy:,} tiles of "
+                            f"{tile[0]} x {tile[1]}, too many to draw one by one (at most {MAX_TILES:,})",
+                            hint="draw a shape of the same kind at a smaller size (what sticks out depends on rows % "
+                                 f"{tile[1]} and cols % {tile[0]}); idle(rows, cols) gives the numbers at any size")
     fig = go.Figure()
     fig.add_shape(type="rect", x0=0, y0=0, x1=cols, y1=rows, fillcolor=MAIN, opacity=0.35, line=dict(width=0))
     for by in range(gy):

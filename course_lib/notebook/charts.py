@@ -75,9 +75,13 @@ def bandwidth(results, *, ceiling: float | None = None, device: str | None = Non
         of = (lambda v: f"{sig(100 * v / ceiling)}% of {short}") if ceiling else (lambda v: f"{sig(v)} GB/s")
         sentence = f"Fastest: {best[0]} at {of(best[1])}" + (
             f"; slowest: {worst[0]} at {of(worst[1])}." if len(items) > 1 else ".")
-        rows = [[n, sig(v), sig(100 * v / ceiling) if ceiling else "", t] for (n, v, _), t in zip(items, text)]
         line = f" (the dashed line: {name}, {sig(ceiling)} GB/s)" if ceiling else ""
-        alt.noticed(fig, sentence, [("bars" + line, ["kernel", "GB/s", f"% of {short}", "label"], rows)])
+        if ceiling:
+            header, rows = ["kernel", "GB/s", f"% of {short}", "label"], [
+                [n, sig(v), sig(100 * v / ceiling), t] for (n, v, _), t in zip(items, text)]
+        else:           # no ceiling measured: no column of percentages to leave empty
+            header, rows = ["kernel", "GB/s", "label"], [[n, sig(v), t] for (n, v, _), t in zip(items, text)]
+        alt.noticed(fig, sentence, [("bars" + line, header, rows)])
     return sourced(fig, kind)
 
 

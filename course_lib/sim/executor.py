@@ -7,7 +7,8 @@ first instruction until every thread has left (``scheduler.run_batch``); races f
 folded into one :class:`Race` per pair of instructions. An instruction budget and a
 wall-clock limit per batch stop a kernel that does not end (``diagnose`` words it: a loop, a
 recursion, or a long kernel); ``plan`` refuses, before it starts, a launch whose estimated time
-is beyond ``max_work``, and after its first batch one whose measured cost projects beyond it.
+is beyond ``max_work``, after its first batch one whose counted instructions project beyond it, and
+after any batch one whose CPU time so far projects beyond it.
 
 A run that stops (an error, Ctrl-C) drops all it holds (``Program.release``): the closures of the
 traceback IPython keeps hold the Program and its batch, and with them the run's arrays.
@@ -223,15 +224,16 @@ class Program:
         per_batch = plan.blocks_per_batch(self)
         total, batches = plan.batches(self, per_batch)
         plan.check_estimate(self, total, per_batch)
-        done = 0
+        done, started = 0, time.thread_time()
         try:
             with np.errstate(all="ignore"):
                 workspace = self.workspace = Workspace(self, min(per_batch, total))
-                for spec in batches:
+                for n, spec in enumerate(batches, 1):
                     b = self._run_one(workspace, spec)
                     if done == 0:
                         plan.check_projection(self, b, total)
                     done += b.nblocks
+                    plan.check_pace(self, done, total, time.thread_time() - started, n)
                     if self.progress:
                         self.progress(done, total)
         except MemoryError:

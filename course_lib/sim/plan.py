@@ -10,10 +10,18 @@
   (``cost.straight_line`` per batch, in thread-steps) is beyond ``max_work``, saying how long it
   would take and how to simulate a part of it; ``check_projection`` refuses, after the first
   batch, one whose measured instructions (``cost.executed``) project beyond it (loops);
-- ``out_of_memory``: the SimulationLimit for a MemoryError that still happens.
+  ``check_pace`` stops, after any batch, one whose CPU time so far projects beyond it: the model
+  prices some instructions far below what they cost (an exact fma ~100 times its one step, a TMA
+  copy), and a loop of them ran for minutes. A launch is thus stopped once its pace is known, at the
+  latest when its CPU time reaches the limit, plus the batch then running (``timeout``, 8 s);
+- ``room_for`` refuses, before anything is allocated, a simulation whose arrays would take more than
+  ``MAX_BYTES`` (its callers count them: ``transposes`` for its matrices, the checker for its shapes);
+  ``out_of_memory``: the SimulationLimit for a MemoryError that still happens.
 
 ``MAX_WORK`` is about 45 seconds of simulation on one core of the CI machine (``cost`` says what
-a thread-step is). The executor runs; this module only plans and words.
+a thread-step is); the measured pace is held to the same 45 s, or to ``max_work``'s time when that
+is longer (the checker's small ``max_work`` is a model's budget, not a clock's). The executor runs;
+this module only plans and words.
 """
 from __future__ import annotations
 
@@ -23,11 +31,19 @@ from ..errors import SimulationLimit
 from . import cost
 from .checks.races import RaceDetector
 from .spaces.block_memory import row_bytes
+from .spaces.host import size_text
 
 BATCH_BYTES = 256 << 20        # memory one batch may hold
+# host memory a simulation's matrices and working memory may take: a class hub gives a student 1 GiB, and
+# Python, numpy, the course and a compiled kernel take about 200 MiB of it
+MAX_BYTES = 768 << 20
+SHRINK = "a kernel's metrics per request are the same on 1024 x 1024 as on 16384 x 16384"
 MAX_SECONDS = 45
 MAX_WORK = MAX_SECONDS * cost.STEPS_PER_SECOND     # thread-steps
 PER_SLOT_BYTES = 96            # a batch's own arrays (block, thread, alive, exit ...) and temporaries
+# the first batch runs slower than the rest (cold caches, state built on first use): padded_32x8's and
+# fast's first batches at 8192 x 8192 took 2.7 times their launch's average (2026-12-05)
+FIRST_BATCH_SLACK = 3.0
 
 
 def bytes_per_block(program) -> int:
@@ -67,13 +83,14 @@ def _duration(steps):
     return f"{s / 60:.0f} minutes" if s < 7200 else f"{s / 3600:.0f} hours"
 
 
-def _limit(program, message, nblocks) -> SimulationLimit:
+def _limit(program, message, nblocks, limit=None) -> SimulationLimit:
     gx, gy, gz = program.grid
     sample = (f"blocks=[(0, 0, 0), ({gx - 1}, {gy - 1}, {gz - 1})] runs just the first and last blocks "
               "(any list of blocks works)" if program.blocks is None else "pass fewer blocks in blocks=[...]")
+    limit = program.max_work if limit is None else limit
     err = SimulationLimit(
-        message + f" The simulator's limit is max_work={program.max_work:,.0f} thread-steps, about "
-        f"{_duration(program.max_work)} on one core.",
+        message + f" The simulator's limit is max_work={limit:,.0f} thread-steps, about "
+        f"{_duration(limit)} on one core.",
         hint=f"simulate a part of the launch: {sample}; or a smaller shape (a regular kernel's metrics per "
              "request are the same on a few tiles as on thousands); or pass a larger max_work= to wait longer")
     err.timed_out, err.reason = False, "work"
@@ -111,6 +128,45 @@ def check_projection(program, b, nblocks):
                               f"they executed {b.steps:,} instructions over {b.n:,} thread slots, so the whole "
                               f"launch would take about {_duration(work)} of simulation ({work:.2g} "
                               f"thread-steps).", nblocks)
+
+
+def pace_limit(program) -> float:
+    """The thread-steps a launch's measured CPU time is held to: max_work, and never under MAX_WORK."""
+    return max(program.max_work, MAX_WORK)
+
+
+def check_pace(program, done, total, spent, batches_run):
+    """After a batch: the CPU time the launch took so far (`spent` seconds for `done` of `total` blocks),
+    projected to the whole launch, against ``pace_limit``. The first batch gets ``FIRST_BATCH_SLACK``."""
+    if done >= total:
+        return
+    work = spent * total / done * cost.STEPS_PER_SECOND
+    allowed = pace_limit(program) * (FIRST_BATCH_SLACK if batches_run == 1 else 1)
+    if work > allowed:
+        estimated = estimate(program, total, blocks_per_batch(program))
+        raise _limit(program, f"Stopped after the first {done:,} of {_blocks_text(program, total)} ({done / total:.0%}): "
+                              f"they took {spent:.1f} s of CPU time, so at that pace the whole launch would take "
+                              f"about {_duration(work)} of simulation ({work:.2g} thread-steps). Its instructions "
+                              f"cost more than the simulator's estimate from the code ({_duration(estimated)}, "
+                              f"loops once) says: a loop, or instructions simulated exactly at a high price "
+                              f"(floating-point fma, tensor copies).", total, pace_limit(program))
+
+
+def room_for(need: int, what: str, *, limit: int = MAX_BYTES, elsewhere: str = "",
+             option: str | None = "max_bytes=") -> None:
+    """Refuse, before anything is allocated, a simulation whose arrays (`what`, in words: 'a 100000 x 100000
+    float32 matrix') would take `need` bytes, over `limit`. `elsewhere`: where else it can run ('t.run(a)'),
+    for the hint; `option`: how to allow more (None: no way)."""
+    if need <= limit:
+        return
+    gpu = f"; on a GPU, {elsewhere} runs it there" if elsewhere else ""
+    more = f"; or pass {option} to allow more" if option else ""
+    err = SimulationLimit(f"Not started: {what} needs about {size_text(need)} of memory here, over the "
+                          f"simulator's limit of {size_text(limit)}",
+                          hint=f"simulate a smaller shape: {SHRINK}{gpu}{more} (a class hub gives a student about "
+                               "1 GiB in all)")
+    err.timed_out, err.reason = False, "memory"
+    raise err
 
 
 def out_of_memory(program, per_batch) -> SimulationLimit:

@@ -37,6 +37,7 @@ import numpy as np
 from .. import gpu as gpu_module
 from .. import transposes
 from ..errors import ArgumentError, KernelError, NotFound, SimulationLimit  # noqa: F401  (this module's API)
+from ..sim import plan
 from .exercise import Exercise, Report, expected, input_for, output_for  # noqa: F401
 from .exercise_list import BROKEN, EXERCISES, define  # noqa: F401
 from .properties import (  # noqa: F401
@@ -53,17 +54,17 @@ from .properties import (  # noqa: F401
 )
 from . import evidence, footprint, record, reveal_diff, signature, solutions, variants
 from .given import find_kernel
-from .runs import run_on_gpu, run_shapes
+from .runs import needs, run_on_gpu, run_shapes
 from .solutions import Revealed, body, has_solution, solved, strip_solutions  # noqa: F401
 
 PASSED: set[str] = set()       # exercises whose check passed in this Python session
 
 
-def get(key: str, student: str | None = None) -> Exercise:
-    """The exercise named `key`, as this student's variant (``variants``: the default in self-study);
-    its repr tells the student what to write.  get("vectorized")"""
+def get(key: str, student: str | None = None, course=None) -> Exercise:
+    """The exercise named `key`, as this student's variant (``variants``: the default in self-study; another
+    student's needs the course folder, `course`); its repr tells the student what to write.  get("vectorized")"""
     if isinstance(key, str) and key in EXERCISES:
-        return variants.exercise(key, student)
+        return variants.exercise(key, student, course)
     if isinstance(key, str) and key in BROKEN:
         raise BROKEN[key]
     close = difflib.get_close_matches(str(key), list(EXERCISES), n=2)
@@ -71,12 +72,14 @@ def get(key: str, student: str | None = None) -> Exercise:
                    + f"the exercises: {', '.join(EXERCISES)}")
 
 
-def variant(key: str, student: str | None = None) -> Exercise:
-    """The concrete Exercise `student` is asked for (default: whoever ``student_id`` names now).
+def variant(key: str, student: str | None = None, course=None) -> Exercise:
+    """The concrete Exercise `student` is asked for (default: whoever ``student_id`` names now). A named
+    student's variant comes from the class's secret in the course folder; without one, NotFound says that
+    the class has no variants (or, on the hub, that only your own is yours to see).
 
-        exercises.variant("padded_tile", "alice")     # alice's tile, type and launch
+        exercises.variant("padded_tile", "alice", course="~/course")     # alice's tile, type and launch
     """
-    return get(key, student)
+    return get(key, student, course)
 
 
 def student(student_id: str | None = None) -> str | None:
@@ -112,6 +115,7 @@ def check(exercise, kernel=None, *, gpu: bool | None = None, seed: int = 0, shap
     ex = exercise if isinstance(exercise, Exercise) else get(exercise, student)     # get(None): NotFound, with the keys
     if shapes is not None:
         ex = dataclasses.replace(ex, shapes=_shapes(ex, shapes))
+    _room(ex, shapes)
     with record.tracing(ex) as trace:          # the verdict as data too (record: for the class report)
         report = _check(ex, kernel, gpu, seed)
     report.record = trace.record(report)
@@ -179,6 +183,17 @@ def _shapes(ex, shapes) -> tuple:
         raise ArgumentError(f"shapes={shapes!r}: the shapes to check on, each {each} of positive sizes",
                             hint=f"like the exercise's own, e.g. shapes=[{example}]")
     return out
+
+
+def _room(ex, given) -> None:
+    """Each shape's matrices must fit the simulator's memory limit, before any is made."""
+    itemsize = max(np.dtype(d).itemsize for d in ex.dtypes)
+    owners = 48 if "owners" in needs(ex) else 0            # sim.checks.owners: 6 int32 per element of in and out
+    where = f"shapes={given!r}" if given is not None else f"exercise '{ex.key}'"
+    for s in ex.shapes:  # input, output, expected, the second run's output, the comparison; working memory
+        plan.room_for(int(np.prod(s, dtype=object)) * (4 * itemsize + 1 + owners) + plan.BATCH_BYTES,
+                      f"the check on {where}: its {' x '.join(map(str, s))} {np.dtype(ex.dtypes[0])} matrix",
+                      option=None)
 
 
 def _honest(ex, fn, dtype, runs, seed) -> list:

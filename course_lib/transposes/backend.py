@@ -21,19 +21,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import gpu
-from ..errors import ArgumentError, SimulationLimit, gives_memory_back
+from ..errors import ArgumentError, gives_memory_back
 from ..kernel import arch_fallback
-from ..sim.plan import BATCH_BYTES
+from ..sim import plan
 from . import model, verify
 from .data import poisoned, random_matrix
 from .transpose import as_kernel
 
-# A hub gives a student 1 GiB; Python, numpy, the course and a compiled kernel take about 200 MiB of it
-MAX_BYTES = 768 << 20        # host memory a Simulator.run may take: its matrices and working memory
+MAX_BYTES = plan.MAX_BYTES   # host memory a Simulator.run may take: its matrices and working memory
 # the simulator's working memory: the budget it plans each batch of blocks by. The course's kernels took
 # 11-106 MiB at 1024 x 1024 (2026-11-27, tracemalloc); warp grows with the grid and tma_out, tma_pipe
 # went past the budget (243, 351 MiB): the planner does not count all of their state yet
-WORKING_BYTES = BATCH_BYTES
+WORKING_BYTES = plan.BATCH_BYTES
 SIM_OPTIONS = ("check_races", "trace_block", "max_steps", "timeout", "max_work", "progress")
 
 
@@ -75,19 +74,16 @@ def _article(n: int) -> str:
     return "an" if digits[0] == "8" or (len(digits) % 3 == 2 and digits[:2] in ("11", "18")) else "a"
 
 
-def _room_for(rows, cols, dtype, limit):
+def matrix_words(rows, cols, dtype) -> str:
+    return f"{_article(rows)} {rows} x {cols} {np.dtype(dtype)} matrix"
+
+
+def room_for(rows, cols, dtype, limit=MAX_BYTES, *, elsewhere="cl.GPU().run(...) (or default_backend())",
+             option="max_bytes="):
     """Refuse before allocating: what the run takes at its peak (memory_needed) must fit `limit` bytes."""
-    need = memory_needed(rows, cols, dtype)
-    if need > limit:
-        err = SimulationLimit(f"Not started: {_article(rows)} {rows} x {cols} {np.dtype(dtype)} matrix needs about "
-                              f"{need / 2**20:,.0f} MiB of memory here (input, output, the expected result, "
-                              f"comparing them and the simulator's working memory), over the simulator's "
-                              f"limit of {limit / 2**20:,.0f} MiB",
-                              hint="simulate a smaller shape: a kernel's metrics per request are the same on 1024 x "
-                                   "1024 as on 16384 x 16384; or pass max_bytes= to allow more (a class hub "
-                                   "gives a student about 1 GiB in all)")
-        err.timed_out, err.reason = False, "memory"
-        raise err
+    plan.room_for(memory_needed(rows, cols, dtype), f"{matrix_words(rows, cols, dtype)} (input, output, the expected "
+                  "result, comparing them and the simulator's working memory)", limit=limit, elsewhere=elsewhere,
+                  option=option)
 
 
 @dataclass
@@ -151,9 +147,9 @@ class Simulator:
         if a is None:
             rows, cols = _shape(shape, self.shape)
             dt = _dtype(k, dtype)
-            _room_for(rows, cols, dt, max_bytes)
+            room_for(rows, cols, dt, max_bytes)
             a = random_matrix(rows, cols, dt, seed)
-        out, run = k.simulate(a, **sim_opts)
+        out, run = k.simulate(a, max_bytes=max_bytes, **sim_opts)
         return Result(name or k.label, "simulator", self.model_gpu, a.shape, a.dtype.name,
                       verify.compare(out, k.expected(a), k.tile[0]), sim=run,
                       model_gbps=model.predict(run, self.model_gpu), model_copy_gbps=model.copy_gbps(self.model_gpu))

@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from .. import gpu
-from . import verify
+from ..errors import KernelError
+from . import backend, verify
 from .bench import DTYPES, parse_size
 from .data import poisoned, random_matrix
 from .transpose import as_kernel, kernel
@@ -66,9 +67,19 @@ def main(argv=None) -> int:
     ap.add_argument("--tile", type=int, default=None, help="elements of in per block side (own kernels)")
     ap.add_argument("--launches", type=int, default=1)
     args = ap.parse_args(argv)
+    try:
+        return _run(args)
+    except KernelError as exc:          # a shape too big for this machine, a kernel that does not compile...
+        print(f"python -m course_lib run: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args) -> int:
     dt = DTYPES[args.dtype]
     k = resolve(args.kernel, dt, args.block, args.tile, dict(args.param))
     rows, cols = args.shape
+    if not gpu.available():             # the simulator's limit, before the matrices are made
+        backend.room_for(rows, cols, dt, elsewhere="this command", option=None)
     a = random_matrix(rows, cols, dt, seed=1)
     expected = a if getattr(getattr(k, "spec", None), "is_copy", False) else np.ascontiguousarray(a.T)
     if not gpu.available():

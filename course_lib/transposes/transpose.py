@@ -24,6 +24,8 @@ from ..compile.source import C_NAME
 from ..errors import ArgumentError
 from ..kernel.launch import dim3
 from ..kernel.module import KernelNotFound, RawModule
+from ..sim import plan
+from ..sim.spaces.host import size_text
 from ..sim.movement.tma import TensorMap
 from .catalog import DEMOS, SPECS, Spec
 from .data import poisoned
@@ -133,9 +135,19 @@ class Transpose:
             return 0
         return int(self.spec.shared(self.params, self.dtype, rows, cols))
 
-    def simulate(self, inp: np.ndarray, out: np.ndarray | None = None, **options):
-        """Run in the simulator; returns (out, SimRun)."""
+    def simulate(self, inp: np.ndarray, out: np.ndarray | None = None, *, max_bytes=plan.MAX_BYTES, **options):
+        """Run in the simulator; returns (out, SimRun). The output it makes and the simulator's working memory
+        must fit ``max_bytes`` (the simulator's limit): a bigger shape is refused before either is allocated."""
+        if getattr(inp, "ndim", None) != 2:
+            raise ArgumentError(f"{self.label}.simulate(inp): inp must be a 2-D array (rows x cols), not "
+                                f"{type(inp).__name__}{' of shape ' + str(inp.shape) if hasattr(inp, 'shape') else ''}",
+                                hint="e.g. cl.transposes.random_matrix(1000, 1030, np.float32)")
         if out is None:
+            rows, cols = inp.shape
+            plan.room_for(rows * cols * inp.dtype.itemsize + plan.BATCH_BYTES,
+                          f"the output of {'a copy' if self.is_copy else 'a transpose'} of a {rows} x {cols} "
+                          f"{inp.dtype} matrix (its {size_text(rows * cols * inp.dtype.itemsize)}) with the simulator's "
+                          "working memory", limit=max_bytes, elsewhere=f"{self.label}.run(a)")
             out = poisoned(self.out_shape(*inp.shape), inp.dtype)
         grid, block = self.config(*inp.shape)
         options.setdefault("shared_mem", self.shared_mem(*inp.shape))

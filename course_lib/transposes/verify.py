@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..sim import plan
 from .data import poisoned, random_matrix
 
 # square, non-square, not a multiple of any tile, a single row, a single column
@@ -124,6 +125,10 @@ def check(t, shapes=SHAPES, backend="simulator", seed=0) -> list[tuple[tuple, Mi
     for k, (rows, cols) in enumerate(shapes):
         if t.refuses(rows, cols):
             continue
+        if backend == "simulator":      # input, output, expected, the comparison; before any is made
+            plan.room_for(rows * cols * (3 * t.dtype.itemsize + 1) + plan.BATCH_BYTES,
+                          f"check on a {rows} x {cols} {t.dtype} matrix (input, output, the expected result, "
+                          "comparing them and the simulator's working memory)", elsewhere="backend='gpu'", option=None)
         inp = random_matrix(rows, cols, t.dtype, seed + k)
         if backend == "simulator":
             out, _ = t.simulate(inp, check_races=False)

@@ -4,6 +4,7 @@ import hashlib
 import json
 import os
 import stat
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,6 +26,7 @@ __global__ void scale(float* out, const float* in, int n, float s) {
 def cache(tmp_path, monkeypatch):
     monkeypatch.setattr(cache_module, "CACHE_DIR", tmp_path)
     monkeypatch.setattr(cache_module, "memory", {})
+    monkeypatch.setattr(cache_module, "failures", {})
     return nvrtc, tmp_path
 
 
@@ -180,3 +182,106 @@ def test_temporary_files_of_killed_writes_are_cleaned(cache):
     cache_module.cleaned.clear()
     nvrtc.compile_source(SRC % np.random.randint(1 << 30))
     assert not any(p.exists() for p in left) and mine.exists()
+
+
+# ----------------------------------------------------------------------------- failures kept, a bad cache said (issue 36)
+
+BROKEN = "__global__ void k(float* o) { o[threadIdx.x] = undefined_name; }"
+
+
+def _no_compiler(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("NVRTC was asked again")
+    monkeypatch.setattr(nvrtc.nvrtc_lib.Library, "compile", refuse)
+
+
+def test_a_failed_compilation_is_kept_and_answered_again_without_the_compiler(cache, monkeypatch):
+    """`capability` compiled the TMA kernels for four older GPUs on every run, each refusal 2 s of NVRTC (51 of its
+    56 s on a warm cache): a refusal is as much the compiler's answer as a CUBIN, so it is kept the same way."""
+    nvrtc, tmp = cache
+    with pytest.raises(cl.CompileError) as first:
+        nvrtc.compile_source(BROKEN, arch=75, want_cubin=True)
+    assert [p.suffix for p in tmp.iterdir() if p.is_file()] == [".failed"]
+    _no_compiler(monkeypatch)
+    for clear in (False, True):                              # from memory, then from disk
+        if clear:
+            cache_module.memory.clear()
+            cache_module.failures.clear()
+        with pytest.raises(cl.CompileError) as again:
+            nvrtc.compile_source(BROKEN, arch=75, want_cubin=True)
+        assert str(again.value) == str(first.value) and again.value.diagnostics == first.value.diagnostics
+
+
+def test_a_failure_is_kept_per_file_name_and_a_transient_one_not_at_all(cache, monkeypatch):
+    nvrtc, tmp = cache
+    with pytest.raises(cl.CompileError):
+        nvrtc.compile_source(BROKEN, filename="a.cu")
+    with pytest.raises(cl.CompileError) as other:            # its log names b.cu, not a.cu
+        nvrtc.compile_source(BROKEN, filename="b.cu")
+    assert "b.cu" in str(other.value) and "a.cu" not in str(other.value)
+    calls = []
+
+    def out_of_memory(self, *args, **kwargs):
+        calls.append(1)
+        raise nvrtc.nvrtc_lib.Failed("NVRTC: out of memory", status=1)
+    monkeypatch.setattr(nvrtc.nvrtc_lib.Library, "compile", out_of_memory)
+    kept = set(tmp.glob("*.failed"))
+    for n in range(2):
+        with pytest.raises(cl.CompileError):
+            nvrtc.compile_source(SRC % 7, arch=75, want_cubin=True)
+        assert len(calls) == n + 1                           # not kept: the next call asks NVRTC again
+    assert set(tmp.glob("*.failed")) == kept
+
+
+@pytest.mark.parametrize("damage", ["{", "[]", '{"log": 3}', "log edited"])
+def test_a_damaged_failure_entry_is_compiled_again_and_says_so(cache, capsys, damage):
+    nvrtc, tmp = cache
+    with pytest.raises(cl.CompileError) as first:
+        nvrtc.compile_source(BROKEN, arch=75, want_cubin=True)
+    (entry,) = tmp.glob("*.failed")
+    good = json.loads(entry.read_text())
+    entry.write_text(json.dumps({**good, "log": good["log"] + "x"}) if damage == "log edited" else damage)
+    cache_module.memory.clear()
+    cache_module.failures.clear()
+    capsys.readouterr()
+    with pytest.raises(cl.CompileError) as again:
+        nvrtc.compile_source(BROKEN, arch=75, want_cubin=True)
+    assert str(again.value) == str(first.value)
+    (line,) = _warned(capsys)
+    assert "damaged" in line and entry.name in line
+    assert json.loads(entry.read_text()) == good
+
+
+def _unusable(kind, tmp_path, monkeypatch):
+    if kind == "a file":
+        (tmp_path / "cache").write_text("not a folder")
+        return tmp_path / "cache", ["is a file, not a folder"]
+    if kind == "under a file":
+        (tmp_path / "file").write_text("not a folder")
+        return tmp_path / "file" / "cache", ["cannot be made"]
+    folder = tmp_path / "cache"
+    folder.mkdir(mode=0o700)
+    if hasattr(os, "geteuid") and os.geteuid() == 0:          # root writes anywhere: the answer a user would get
+        monkeypatch.setattr(cache_module, "_writable", lambda path: path != folder)
+    else:
+        os.chmod(folder, 0o500)
+    return folder, ["is not writable"]
+
+
+@pytest.mark.parametrize("kind", ["a file", "under a file", "not writable"])
+def test_a_cache_that_cannot_be_used_says_so_once_in_one_line_with_the_fix(tmp_path, monkeypatch, capsys, kind):
+    """Before: nothing at all; `capability` then compiled everything for 200 s without a word."""
+    folder, words = _unusable(kind, tmp_path, monkeypatch)
+    monkeypatch.setattr(cache_module, "CACHE_DIR", folder)
+    monkeypatch.setattr(cache_module, "memory", {})
+    monkeypatch.setattr(cache_module, "failures", {})
+    monkeypatch.setattr(cache_module, "said", set())
+    capsys.readouterr()
+    for n in range(2):
+        c = nvrtc.compile_source(SRC % (1000 + n))           # still compiles, uncached
+        assert c.entries == ["k"]
+    (line,) = _warned(capsys)                                 # once, not per compilation
+    assert line.startswith("course_lib: ") and str(folder) in line and "COURSE_LIB_CACHE" in line
+    assert "not kept" in line
+    for w in words:
+        assert w in line, (w, line)

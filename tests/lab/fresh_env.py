@@ -81,7 +81,8 @@ def system_step(command: str, env: dict) -> bool:
     after = words[words.index("install") + 1:] if "install" in words else []
     after = after[:after.index("&&")] if "&&" in after else after
     wanted = [w for w in after if not w.startswith("-")]
-    missing = [w for w in wanted if not shutil.which(w, path=env.get("PATH"))]
+    program = {"bubblewrap": "bwrap"}                   # a package whose program has another name
+    missing = [w for w in wanted if not shutil.which(program.get(w, w), path=env.get("PATH"))]
     if missing:
         pytest.skip(f"the image's apt-get step installs {missing}; a test installs no system package: "
                     f"apt-get install {' '.join(missing)}")

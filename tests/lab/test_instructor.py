@@ -147,9 +147,9 @@ def test_debug_and_predict_cells_are_stored_unsolved():
                 kernel_cell = next(x for x in nb.cells[:i] if f"void {t.kernel}(" in x.source)
                 assert kernel_cell.source == "%%cuda\n" + t.source(), f"{p.name}: {m[1]} is not the broken kernel"
                 assert "not fixed yet" in json.dumps(c.outputs) and p.name.startswith(t.lesson)
-            if "cl.predict(" in c.source:
-                assert re.findall(r"\b(?:sectors|wavefronts|conflicts)_(?:ld|st)=(\S+?)[,)]", c.source) and \
-                    set(re.findall(r"\b(?:sectors|wavefronts|conflicts)_(?:ld|st)=(\S+?)[,)]", c.source)) == {"None"}
+            if "cl.predict(" in c.source:         # every quantity the student predicts is stored unanswered
+                asked = re.findall(r"\b(?:sectors|wavefronts|conflicts)_(?:ld|st|ldgsts)=(\S+?)[,)]", c.source)
+                assert asked and set(asked) == {"None"}, f"{p.name} cell {i}: {c.source[-120:]}"
                 assert "Replace each None" in json.dumps(c.outputs)
                 tasks.setdefault("predict", set()).add(p.name[:2])
     assert len([k for k in tasks if k != "predict"]) >= 4 and {"02", "05", "07"} <= tasks["predict"]

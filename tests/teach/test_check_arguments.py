@@ -19,10 +19,13 @@ def test_numpy_and_large_whole_numbers_are_seeds():
     assert exercises._seed(np.int64(3)) == 3 and exercises._seed(2 ** 70) == 2 ** 70
 
 
-def test_a_class_seed_that_is_not_utf8_text_is_named_with_the_fix(monkeypatch):
-    monkeypatch.setenv("COURSE_LIB_SEED", "class-\udcff-seed")        # the bytes b"class-\xff-seed"
-    with pytest.raises(cl.ArgumentError, match=r"\$COURSE_LIB_SEED holds bytes that are not UTF-8") as err:
-        variants.class_seed()
-    assert "export COURSE_LIB_SEED=" in err.value.hint
-    monkeypatch.setenv("COURSE_LIB_SEED", "a class's seed, in plain text")
-    assert variants.class_seed() == "a class's seed, in plain text"
+def test_a_variant_key_that_is_not_one_is_named_with_the_fix(monkeypatch):
+    # issue 32: a student's own variant key replaced the class seed in their environment
+    monkeypatch.delenv("COURSE_LIB_SEED", raising=False)
+    for bad in ("key-\udcff-bytes", "abc123"):                       # the bytes b"key-\xff-bytes"; a truncated paste
+        monkeypatch.setenv(variants.ENV_KEY, bad)
+        with pytest.raises(cl.ArgumentError, match=r"\$COURSE_LIB_VARIANT_KEY is not a variant key") as err:
+            variants.own_key()
+        assert "instructor variants --keys" in err.value.hint
+    monkeypatch.setenv(variants.ENV_KEY, variants.student_key("a class's secret", "alice"))
+    assert variants.own_key() == variants.student_key("a class's secret", "alice")

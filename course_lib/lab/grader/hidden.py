@@ -38,7 +38,8 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-SEED_FILE = ".course_lib_seed"        # in the course folder, beside nbgrader_config.py
+from ...teach.variants import SECRET_FILE as SEED_FILE     # the class's one secret: hidden shapes and variants
+
 LARGE = (3000, 6000)                  # a large dimension is drawn from this range
 WALK = 32                             # residues walked per dimension, at most: a warp's 32
 WIDE = 2 ** 32                        # more elements than this: a wide launch, sampled, never run whole
@@ -224,7 +225,8 @@ def split(shapes) -> tuple[list[tuple], tuple | None]:
 
 
 def seed(course, create: bool = False) -> str:
-    """The course's secret seed (course/.course_lib_seed): written once by export, read by the grader."""
+    """The course's secret seed (course/.course_lib_seed): written once by export, read by the grader; it draws
+    the hidden shapes and, through each student's variant key (teach.variants.student_key), the variants."""
     path = Path(course) / SEED_FILE
     if not path.exists() and create:
         path.parent.mkdir(parents=True, exist_ok=True)

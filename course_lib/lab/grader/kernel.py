@@ -45,7 +45,7 @@ def _context(limit: int) -> zmq.asyncio.Context:
 class SandboxedKernelManager(AsyncKernelManager):
     """A kernel started inside the sandbox, in `box` (class attributes: one class per submission)."""
     box: Box
-    folder, runtime = "", ""
+    folder, runtime, env = "", "", {}
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -59,7 +59,8 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
         argv = [sandbox.KERNEL_FILE if a == self.connection_file else a for a in kernel_cmd]
-        cmd = self.box.wrap(sandbox.command(argv, self.folder, connection=self.connection_file, bounds=self.box.bounds))
+        cmd = self.box.wrap(sandbox.command(argv, self.folder, connection=self.connection_file, bounds=self.box.bounds,
+                                            env=self.env))
         # bwrap gets an empty environment (its /proc/1/environ is the sandbox's to read); the kernel's chatter is
         # not the grader's log
         kw.update(env={}, cwd=self.runtime, preexec_fn=self.box.preexec(sandbox.CPU_S, sandbox.MEMORY),
@@ -68,11 +69,23 @@ class SandboxedKernelManager(AsyncKernelManager):
         self.box.started(self.provisioner.pid)
         inner = await asyncio.get_running_loop().run_in_executor(None, self.box.inner)
         if inner is None:
-            raise RuntimeError("the sandbox did not start (bwrap made no process in 10 s)")
+            raise RuntimeError(f"the sandbox did not start (bwrap made no process in 10 s): {_why_not(cmd)}")
         self.ip = f"/proc/{inner}/root{sandbox.KERNEL_DIR}/kernel"          # the same sockets, seen from here
 
     def client(self, **kwargs):
         return super().client(context=self.context, **kwargs)
+
+
+def _why_not(cmd: list[str]) -> str:
+    """What bwrap says when the same sandbox runs `true` (the kernel's own stderr is never read: it is the
+    student's to fill)."""
+    cut = len(cmd) - 1 - cmd[::-1].index("--") if "--" in cmd else len(cmd)
+    try:
+        r = subprocess.run([*cmd[:cut], "--", "true"], env={}, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"bwrap could not be run again to ask why ({exc})"
+    said = " ".join(r.stderr.split())[-400:]
+    return said or f"the same sandbox running `true` exits {r.returncode} and says nothing (the machine may be overloaded)"
 
 
 class CappedChannel(AsyncZMQSocketChannel):
@@ -136,6 +149,8 @@ class BoxedClient(AsyncKernelClient):
         super().stop_channels()
 
 
-def manager_class(box: Box, folder: str, runtime: str) -> type:
-    """A SandboxedKernelManager for one submission: its box, its folder (copied in), a runtime folder (here)."""
-    return type("SandboxedKernel", (SandboxedKernelManager,), {"box": box, "folder": folder, "runtime": runtime})
+def manager_class(box: Box, folder: str, runtime: str, env=None) -> type:
+    """A SandboxedKernelManager for one submission: its box, its folder (copied in), a runtime folder (here), and
+    what the student's kernel may know (`env`: their id and variant key)."""
+    return type("SandboxedKernel", (SandboxedKernelManager,), {"box": box, "folder": folder, "runtime": runtime,
+                                                               "env": dict(env or {})})

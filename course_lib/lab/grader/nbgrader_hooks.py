@@ -31,6 +31,7 @@ import json
 import logging
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
@@ -42,7 +43,7 @@ from traitlets import Dict, Enum, Float, Integer, Unicode, default
 from ...teach.exercises import EXERCISES
 from ...teach import variants
 from ...teach.solutions import has_solution, strip_solutions
-from . import box, handed_in, hidden, kernel, sandbox, trusted, verdict_store, verdicts
+from . import box, handed_in, hidden, kernel, results, sandbox, submission, trusted, verdict_store, verdicts
 from .inert import InertNotebook
 
 CELL_TIMEOUT_S = 300        # a notebook cell on the simulator takes seconds; a checker at most ~10
@@ -96,20 +97,56 @@ class SandboxedExecute(Execute):
         term = hidden.seed(course.root)
         # before anything runs: autograded/ keeps the notebooks only, since formgrader serves its files as the instructor
         handed_in.keep_notebooks_only(course.format_path(course.autograded_directory, student, assignment))
-        tests = {i: key for i, c in enumerate(nb.cells) if (key := _exercise_test(c))}
-        stopped = self._run_isolated(nb, resources, tests)
-        for i, key in tests.items():
+        job = self.job(nb, resources, course.root)
+        result = results.Store(course.root).get(job)
+        if result is None:
+            result = self.grade(job)
+        else:
+            self.log.info("course_lib: %s of %s: applied the result its parallel run stored", job.notebook, student)
+        result.apply(nb)
+        _seal(nb, course, term, student, assignment, str(info.get("notebook", "")))
+        return nb, resources
+
+    def settings(self) -> dict:
+        """This preprocessor's configured values that a worker needs to grade as it would (JSON's kinds)."""
+        out = {}
+        for name in sorted(self.traits(config=True)):
+            value = getattr(self, name)
+            if isinstance(value, (str, int, float, bool, type(None), list, dict)):
+                try:
+                    out[name] = json.loads(json.dumps(value))
+                except (TypeError, ValueError):
+                    continue
+        return out
+
+    def job(self, nb, resources, course) -> submission.Job:
+        """The Job of the notebook nbgrader hands over (its folder: resources' path) in the `course` folder."""
+        info = resources.get("nbgrader", {})
+        folder = resources.get("metadata", {}).get("path") or "."
+        return submission.job(nb, submission.files(folder), str(info.get("student", "")),
+                              str(info.get("assignment", "")), str(info.get("notebook", "")), course, self.settings())
+
+    def grade(self, job: submission.Job) -> submission.Result:
+        """The per-submission grading path, here or on any worker (grade_job): the Job's notebook run in the
+        sandbox, in a box, with that student's variant key, then the checker's verdict in each course test cell."""
+        start = time.perf_counter()
+        nb = job.notebook_to_run()
+        tests = {i for i, *_ in job.tests}
+        env = {variants.ENV_STUDENT: job.student, **({variants.ENV_KEY: job.variant_key} if job.variant_key else {})}
+        with tempfile.TemporaryDirectory(prefix="course_lib_submission_") as folder:
+            job.write_files(folder)
+            stopped = self._run_isolated(nb, {"metadata": {"path": folder}}, tests, env)
+        for i, key, shapes, refused in job.tests:
             if stopped:
                 ok, text, record = False, (f"✗ {key}: {stopped}. The grader stops a notebook that passes one of its "
                                            "bounds, and gives it no points: make it smaller, or ask your instructor"), None
             else:
-                who = variants.graded_student(student)          # None: the class has no variants (no seed)
-                shapes = hidden.hidden_shapes(variants.exercise(key, who), term, student, assignment)
-                graded = trusted.grade(nb, key, shapes, student=who, feedback=self.feedback_for(assignment))
+                graded = trusted.grade(nb, key, [tuple(s) for s in shapes], variant_key=job.variant_key,
+                                       feedback=self.feedback_for(job.assignment),
+                                       refused=trusted.Verdict(False, *refused) if refused else None)
                 (ok, text), record = graded, graded.record
             nb.cells[i].outputs, nb.cells[i].execution_count = verdict(key, ok, text, record), None
-        _seal(nb, course, term, student, assignment, str(info.get("notebook", "")))
-        return nb, resources
+        return submission.Result.of(nb, time.perf_counter() - start)
 
     def _box(self) -> box.Box:
         bounds = box.Bounds(self.time_limit, self.memory_limit, self.space_limit, self.shm_limit, self.process_limit,
@@ -120,9 +157,10 @@ class SandboxedExecute(Execute):
             self.log.info("course_lib: each notebook runs boxed (%s): %s", b.mode, b.describe())
         return b
 
-    def _run_isolated(self, nb, resources, tests) -> str | None:
+    def _run_isolated(self, nb, resources, tests, env=None) -> str | None:
         """Execute a copy of `nb` (test cells emptied) with its kernel in the sandbox, in a box; nbgrader's Execute
-        does the rest (timeouts, errors kept). Its outputs go to `nb`'s other cells. What stopped it, if a bound did."""
+        does the rest (timeouts, errors kept). Its outputs go to `nb`'s other cells. What stopped it, if a bound did.
+        `env`: what the student's own kernel may know (their id and variant key: the feedback shows their variant)."""
         copy = nbformat.from_dict(json.loads(json.dumps(nb)))
         for i in tests:
             copy.cells[i].source = ""
@@ -135,7 +173,7 @@ class SandboxedExecute(Execute):
                 # a copy of the folder, as the sandbox's mount table names a bound folder's path (the course's, here);
                 # symlinks stay links: followed here they would copy what the instructor can read into the sandbox
                 shutil.copytree(folder, work := Path(runtime) / "work", symlinks=True)
-                self.kernel_manager_class = kernel.manager_class(b, str(work), runtime)
+                self.kernel_manager_class = kernel.manager_class(b, str(work), runtime, env)
                 try:
                     super().preprocess(copy, {**resources, "metadata": {**resources.get("metadata", {}),
                                                                         "path": runtime}})
@@ -162,6 +200,12 @@ class SandboxedExecute(Execute):
         return done
 
 
+def grade_job(job: submission.Job) -> submission.Result:
+    """What a worker runs (batch): one submission graded as nbgrader's autograde would, by its settings."""
+    sandbox.require()
+    return SandboxedExecute(**job.settings).grade(job)
+
+
 class _Stopped(logging.Filter):
     """Drops nbclient's errors about a dead kernel once the box has stopped it (it says why, as a warning)."""
 
@@ -171,13 +215,6 @@ class _Stopped(logging.Filter):
 
     def filter(self, record) -> bool:
         return not (self.box.stopped and record.levelno >= logging.ERROR and "Kernel died" in record.getMessage())
-
-
-def _exercise_test(cell) -> str | None:
-    """The exercise key of a course test cell (grade_id '<key>_check', a grade cell), else None."""
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    key = str(meta.get("grade_id", "")).removesuffix("_check")
-    return key if cell.cell_type == "code" and meta.get("grade") and key in EXERCISES else None
 
 
 def verdict(key: str, ok: bool, text: str, record: dict | None = None) -> list:

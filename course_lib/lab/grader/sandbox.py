@@ -149,13 +149,14 @@ def environment() -> dict[str, str]:
             "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
 
 
-def command(argv, work=None, *, connection=None, bounds: Bounds = Bounds()) -> list[str]:
+def command(argv, work=None, *, connection=None, bounds: Bounds = Bounds(), env=None) -> list[str]:
     """The bwrap command line that runs `argv` sandboxed, in /submission: a copy of the folder `work` if given (only
-    read here), else empty; `connection`: a Jupyter kernel's connection file, bound read-only at KERNEL_FILE."""
+    read here), else empty; `connection`: a Jupyter kernel's connection file, bound read-only at KERNEL_FILE; `env`
+    adds to environment() (one student's id and variant key, never the class's secret)."""
     cmd = [require(), *_isolation(bounds), *_system(), *_course(), "--clearenv"]
     if connection is not None:
         cmd += ["--size", str(SLACK), "--tmpfs", KERNEL_DIR, "--ro-bind", str(Path(connection).resolve()), KERNEL_FILE]
-    for k, v in environment().items():
+    for k, v in {**environment(), **(env or {})}.items():
         cmd += ["--setenv", k, v]
     if work is not None:
         # copied in the sandbox, into its tmpfs: a folder too large for it fills it (box stops that notebook)

@@ -111,60 +111,76 @@ class Verdict(tuple):
         return self
 
 
-def _stage(key, kind, text, student, hint="", what=None) -> Verdict:
+def _stage(key, kind, text, variant_key, hint="", what=None) -> Verdict:
     """A verdict the checker never reached (refused, copied, too slow, stopped): its text and its record."""
-    variant = getattr(variants.exercise(key, student), "variant", "")
+    variant = getattr(variants.of_key(key, variant_key), "variant", "")
     return Verdict(False, text, record.stage(key, kind, what or text.removeprefix(f"✗ {key}: "), hint, variant))
 
 
-def grade(nb, key: str, hidden=(), student: str | None = None, feedback: str = FEEDBACK_DEFAULT) -> Verdict:
-    """(passed, the verdict's text) for exercise `key` of the submitted notebook `nb`, as `student`'s
-    variant (course_lib.teach.variants; None: the default), with its record (``Verdict.record``).
-    `feedback`: what the text says of failures on the hidden shapes (FEEDBACK)."""
+def refusal(nb, key: str, variant_key: str | None = None) -> Verdict | None:
+    """The verdict of exercise `key`'s cell when it cannot be graded as it is (not a %%cuda cell, a forbidden
+    option, a course solution's text: compared here, where the solutions are kept), else None."""
     try:
-        line, body = split(kernel_cell(nb, key), key)
+        _, body = split(kernel_cell(nb, key), key)
     except Refused as exc:
-        return _stage(key, "refused", f"✗ {key}: {exc}", student)
+        return _stage(key, "refused", f"✗ {key}: {exc}", variant_key)
     found = copied(body, key)
     if found:
         hint = "write the kernel yourself: a course solution or its text is not your work"
-        return _stage(key, "copied", f"✗ {key}: 1 problem(s)\n  • {found}\n    hint: {hint}", student, hint, found)
+        return _stage(key, "copied", f"✗ {key}: 1 problem(s)\n  • {found}\n    hint: {hint}", variant_key, hint, found)
+    return None
+
+
+_ASK = object()      # grade(refused=...): not given, so refusal() is asked here
+
+
+def grade(nb, key: str, hidden=(), variant_key: str | None = None, feedback: str = FEEDBACK_DEFAULT,
+          refused=_ASK) -> Verdict:
+    """(passed, the verdict's text) for exercise `key` of the submitted notebook `nb`, as the variant of the
+    holder of `variant_key` (course_lib.teach.variants.student_key; None: the default), with its record
+    (``Verdict.record``). The key, never the class's secret, goes into the sandbox. `feedback`: what the text
+    says of failures on the hidden shapes (FEEDBACK). `refused`: refusal(nb, key) where the caller has it
+    already (a worker without the solutions gets it from the machine that has them)."""
+    refused = refusal(nb, key, variant_key) if refused is _ASK else refused
+    if refused:
+        return refused
+    line, body = split(kernel_cell(nb, key), key)
     job = json.dumps({"key": key, "line": line, "body": body, "hidden": [list(s) for s in hidden],
-                      "student": student, "seed": os.environ.get(variants.ENV_SEED),
-                      "course_code": _course_code(key, student), "feedback": feedback})
+                      "variant_key": variant_key, "course_code": _course_code(key, variant_key),
+                      "feedback": feedback})
     try:
         r = sandbox.run([sys.executable, "-m", "course_lib.lab.grader.trusted"], input=job, timeout=TIMEOUT_S, cpu_s=TIMEOUT_S)
     except Exception as exc:            # subprocess.TimeoutExpired: the sandbox was killed
         return _stage(key, "timeout", f"✗ {key}: the checker did not finish ({type(exc).__name__}); the kernel is too "
-                      "slow to grade", student)
+                      "slow to grade", variant_key)
     try:
         out = json.loads(r.stdout.strip().splitlines()[-1])
         return Verdict(bool(out["ok"]), str(out["text"]), out.get("record"))
     except (ValueError, IndexError, KeyError):
         return _stage(key, "grader", f"✗ {key}: the checker stopped (exit {r.returncode}): "
-                      + "\n".join(r.stderr.splitlines()[-3:]), student)
+                      + "\n".join(r.stderr.splitlines()[-3:]), variant_key)
 
 
-def _course_code(key: str, student: str | None) -> dict:
-    """{element type: course_code.table} of the course kernels `student`'s variant of `key` is compared with."""
-    ex = variants.exercise(key, student)
+def _course_code(key: str, variant_key: str | None) -> dict:
+    """{element type: course_code.table} of the course kernels the variant of `key` is compared with."""
+    ex = variants.of_key(key, variant_key)
     try:
         return {np.dtype(d).str: course_code.table(ex, d) for d in ex.dtypes}
     except Exception:                   # noqa: BLE001  (the sandbox compiles them itself, only slower)
         return {}
 
 
-def _hidden_verdict(key, fn, hidden, student=None, feedback=FEEDBACK_DEFAULT) -> tuple[bool, str, dict]:
+def _hidden_verdict(ex, fn, hidden, feedback=FEEDBACK_DEFAULT) -> tuple[bool, str, dict]:
     """The check on the hidden shapes: those run whole, and the wide one (over 2^32 elements) as the
     exercise's wide launch, a few blocks sampled (64-bit offsets); (passed, its text as `feedback` allows,
     its record)."""
     import dataclasses
 
     from ...teach import exercises
+    key = ex.key
     if not hidden:
         return True, "", {}
     run, wide = hidden_shapes.split(hidden)
-    ex = variants.exercise(key, student)
     report = exercises.check(dataclasses.replace(ex, wide=wide) if wide else ex, fn, shapes=run, gpu=False)
     n = len(hidden)
     if report.ok:
@@ -194,10 +210,9 @@ def _check(job: dict) -> tuple[bool, str, dict]:
 
     from ...errors import KernelError
     from ...teach import exercises
-    if job.get("seed"):                  # the class's variants: the sandbox's environment starts empty
-        os.environ[variants.ENV_SEED] = job["seed"]
-    key, student = job["key"], job.get("student")
-    ex = variants.exercise(key, student)
+    key = job["key"]
+    ex = variants.of_key(key, job.get("variant_key"))
+    graded_as = f"graded as your variant of {key}: {ex.variant}" if ex.variant else ""
     for dtype, table in (job.get("course_code") or {}).items():
         course_code.adopt(ex, dtype, table)
     try:
@@ -214,16 +229,16 @@ def _check(job: dict) -> tuple[bool, str, dict]:
         return False, text, record.stage(key, "kernel", text.removeprefix(f"✗ {key}: "), "", ex.variant)
     with warnings.catch_warnings(), contextlib.redirect_stderr(sys.stdout):
         warnings.simplefilter("ignore")
-        report = exercises.check(key, fn, gpu=False, student=student)
+        report = exercises.check(ex, fn, gpu=False)
         if not report.ok:
-            return False, repr(report), report.record
+            return False, "\n".join(filter(None, [graded_as, repr(report)])), report.record
         hidden = [tuple(s) for s in job["hidden"]]
-        ok, more, seen = _hidden_verdict(key, fn, hidden, student, job.get("feedback") or FEEDBACK_DEFAULT)
+        ok, more, seen = _hidden_verdict(ex, fn, hidden, job.get("feedback") or FEEDBACK_DEFAULT)
     verdict = dict(report.record, ok=ok)
     if hidden:
         verdict["hidden"] = {"shapes": [list(s) for s in hidden], "ok": ok, "problems": seen.get("problems", []),
                              "properties": seen.get("properties", []), "counts": seen.get("counts", {})}
-    return ok, "\n".join(filter(None, [repr(report), more])), verdict
+    return ok, "\n".join(filter(None, [graded_as, repr(report), more])), verdict
 
 
 def main() -> None:

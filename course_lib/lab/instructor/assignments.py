@@ -31,6 +31,7 @@ from pathlib import Path
 from ...teach.exercises import EXERCISES
 from .. import folders, stored
 from ..course import COURSE_ID
+from ...teach.variants import VARIANTS_FILE
 from ..grader.hidden import SEED_FILE, seed
 from .release import exercise_cells, instructor_notebook
 
@@ -123,9 +124,10 @@ def _keep_edits(target: Path, text: str, out: Path, log) -> None:
             "(outside source/: nbgrader never releases it)")
 
 
-def export(paths, out, points: int = POINTS, log=print) -> dict[str, Path]:
+def export(paths, out, points: int = POINTS, log=print, variants: bool = False) -> dict[str, Path]:
     """Write nbgrader's source layout for the notebooks among `paths` that have exercises, and
-    nbgrader_config.py; {assignment: source notebook path}. An existing nbgrader_config.py is kept."""
+    nbgrader_config.py; {assignment: source notebook path}. An existing nbgrader_config.py is kept.
+    `variants`: the class has variants per student (teach.variants: drawn from the seed), from now on."""
     nbf, out, done = _nbformat(), Path(out), {}
     for p in map(Path, paths):
         nb = stored.read_notebook(p)
@@ -140,6 +142,10 @@ def export(paths, out, points: int = POINTS, log=print) -> dict[str, Path]:
         keys = [ec.key for ec in exercise_cells(nb, p.name)]
         log(f"{p.stem}: {', '.join(keys)} ({points * len(keys)} points)")
     seed(out, create=True)
+    if variants and not (out / VARIANTS_FILE).exists():
+        (out / VARIANTS_FILE).write_text("This class has variants per student, drawn from .course_lib_seed "
+                                         "(course_lib/teach/variants.py). Delete this file to grade everyone on the "
+                                         "default.\n")
     config = out / "nbgrader_config.py"
     if not config.exists():
         out.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,9 @@
     python -m course_lib instructor build --out DIR [--repo URL] [--branch B] [--no-execute] [NOTEBOOK...]
     python -m course_lib instructor refresh [NOTEBOOK...] [--jobs N]
     python -m course_lib instructor check [NOTEBOOK...] [--sync-stubs] [--fix-urls] [--fix-metadata] [--fix-colab]
-    python -m course_lib instructor nbgrader --out COURSE [--points N] [NOTEBOOK...]
+    python -m course_lib instructor nbgrader --out COURSE [--points N] [--variants] [NOTEBOOK...]
+    python -m course_lib instructor grade ASSIGNMENT [--course DIR] [--workers N | --scheduler ADDRESS | --gateway]
+    python -m course_lib instructor variants [--course DIR] [--student ID ...] [--keys]
     python -m course_lib instructor new-exercise KEY --lesson NN [--kernel NAME]
     python -m course_lib instructor rename-exercise OLD NEW [--kernel NAME]
     python -m course_lib instructor publish --out DIR [--dry-run]      # the student repository
@@ -12,9 +14,10 @@
 ``build`` (release.py) writes DIR/instructor, every exercise cell with its solution, executed, and DIR/student;
 ``refresh`` (refresh.py) re-executes notebooks in place on the simulator; ``check`` (check.py) says whether
 each notebook is ready to hand out; ``nbgrader`` (assignments.py) writes an nbgrader course, one assignment
-per notebook with exercises (docs/INSTRUCTORS.md, section 6); ``new-exercise`` and ``rename-exercise``
-(exercise_folder.py) scaffold an exercise folder, or rename one and the cells that name it; ``publish``
-(publish.py) writes the student repository; ``report`` (report.py) writes the
+per notebook with exercises (docs/INSTRUCTORS.md, section 6); ``grade`` (grader/batch.py) autogrades an
+assignment's submissions in parallel on Dask, then through nbgrader; ``variants`` (variant_list.py) lists who
+got which variant; ``new-exercise`` and ``rename-exercise``
+(exercise_folder.py) scaffold an exercise folder, or rename one and the cells that name it; ``publish`` (publish.py) writes the student repository; ``report`` (report.py) writes the
 class report and leaderboards of a graded nbgrader course. This module only parses arguments,
 calls those modules and turns their errors into one line each.
 """
@@ -35,6 +38,31 @@ def _without(cmd: str, module: str) -> int:
     print(f"instructor {cmd}: this Python ({sys.executable}) has no {module}, which the instructor tools need."
           f"\nhint: activate the course's environment, or: pip install \"course-lib[instructor]\"", file=sys.stderr)
     return 1
+
+
+def _grading(args) -> int:
+    """`grade` and `variants`: the course folder checked here, the work done in lab/grader and variant_list."""
+    if not (Path(args.course) / "nbgrader_config.py").is_file():
+        raise FileNotFoundError(f"{Path(args.course).resolve()} is no nbgrader course folder (no nbgrader_config.py); "
+                                "pass --course DIR, the folder `instructor nbgrader --out` wrote")
+    if args.cmd == "variants":
+        from .variant_list import render
+        print(render(args.course, args.student, args.keys))
+        return 0
+    from ..grader import batch, engine
+    if args.scheduler:
+        where = engine.cluster(args.scheduler)
+    elif args.gateway is not None:
+        where = engine.gateway(args.gateway or 16)
+    else:
+        where = engine.local(args.workers)
+    try:
+        with where:
+            return batch.grade(args.course, args.assignment, where, args.force)
+    except KeyboardInterrupt:
+        print(f"instructor grade: stopped; what was graded is kept in {Path(args.course) / '.course_lib_results'} and "
+              "the same command goes on from there", file=sys.stderr)
+        return 130
 
 
 def _report_parser(sub) -> None:
@@ -74,6 +102,9 @@ def _parser() -> argparse.ArgumentParser:
     g = sub.add_parser("nbgrader", help="write an nbgrader course (source layout, autograded test cells)")
     g.add_argument("--out", required=True, help="the nbgrader course folder (source/ and nbgrader_config.py)")
     g.add_argument("--points", type=int, default=assignments.POINTS, help="points per exercise")
+    g.add_argument("--variants", action="store_true", help="each student gets their own variant of the exercises "
+                   "that have some (drawn from the course's secret; the hub hands each student theirs)")
+    _grade_options(sub)
     for p in (b, r, c, g):
         p.add_argument("notebooks", nargs="*", help="notebooks (default: all of notebooks/)")
     n = sub.add_parser("new-exercise", help="scaffold exercises/KEY/ (exercise.toml, solution.cu, stub.cu)")
@@ -89,6 +120,23 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _grade_options(sub) -> None:
+    """`grade` and `variants`: the parallel autograde and the variants listing (lab/grader/batch.py, variant_list.py)."""
+    a = sub.add_parser("grade", help="autograde an assignment's submissions in parallel (Dask), then through nbgrader")
+    a.add_argument("assignment", help="the assignment, as nbgrader names it (source/ASSIGNMENT)")
+    a.add_argument("--course", default=".", help="the nbgrader course folder (default: here)")
+    a.add_argument("--force", action="store_true", help="grade again what autograded/ holds (nbgrader's --force)")
+    where = a.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, help="local workers (default: one per core)")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler, e.g. tcp://10.0.0.5:8786")
+    where.add_argument("--gateway", nargs="?", const=0, type=int, metavar="N",
+                       help="a cluster of N workers (default 16) from the hub's Dask Gateway (deploy/dask-gateway.yaml)")
+    v = sub.add_parser("variants", help="who got which variant (from the course folder's secret)")
+    v.add_argument("--course", default=".", help="the nbgrader course folder (default: here)")
+    v.add_argument("--student", action="append", default=[], metavar="ID", help="only this student (repeatable)")
+    v.add_argument("--keys", action="store_true", help="each student's variant key too (what the hub hands them)")
+
+
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -100,6 +148,8 @@ def main(argv=None) -> int:
             from .publish import publish
             publish(args.out, dry_run=args.dry_run)
             return 0
+        if args.cmd in ("grade", "variants"):
+            return _grading(args)
         if args.cmd in ("new-exercise", "rename-exercise"):
             print("\n".join(exercise_folder.scaffold(args.key, args.lesson, args.kernel) if args.cmd == "new-exercise"
                             else exercise_folder.rename(args.old, args.new, args.kernel)))
@@ -108,7 +158,7 @@ def main(argv=None) -> int:
         if args.cmd in ("nbgrader", "build"):       # a file or a read-only folder: said now, not halfway
             folders.writable("--out", args.out)
         if args.cmd == "nbgrader":
-            done = assignments.export(paths, args.out, args.points)
+            done = assignments.export(paths, args.out, args.points, variants=args.variants)
             print(f"wrote {len(done)} assignment(s) to {Path(args.out) / 'source'} and the hidden shapes' seed "
                   f"{Path(args.out) / assignments.SEED_FILE} (keep it private); next, in {args.out}: "
                   f"nbgrader generate_assignment {next(iter(done), 'NAME')} (docs/INSTRUCTORS.md, section 6)")
@@ -121,7 +171,8 @@ def main(argv=None) -> int:
             return 0 if refresh(paths, args.jobs, args.timeout) else 1
         return 0 if check(paths, args.fix_urls, args.sync_stubs, fix_metadata=args.fix_metadata,
                           fix_colab=args.fix_colab) else 1
-    except (OSError, ValueError) as exc:      # BuildError is a ValueError; an OSError with a file: what is wrong there
+    except (OSError, ValueError, KeyError, RuntimeError) as exc:   # BuildError: ValueError; NotFound: KeyError;
+        # an OSError with a file: what is wrong there
         print(f"instructor {args.cmd}: {folders.os_problem(exc) if getattr(exc, 'filename', None) else exc}", file=sys.stderr)
         return 1
     except ModuleNotFoundError as exc:                  # a Python without the course's lab extras

@@ -53,7 +53,7 @@ INSTRUCTOR_ONLY += ("docs/INSTRUCTORS.md", "docs/NOTEBOOK_API.md", "docs/CONTRIB
                     "tests/lab/test_class_report.py", "tests/lab/test_report.py", "tests/lab/test_verdicts.py",
                     "tests/teach/test_record.py", "benchmarks/leaderboard_gpu_times.py",
                     "benchmarks/results/*_class_report/**",
-                    "tests/lab/test_box.py")
+                    "tests/lab/test_box.py", "tests/lab/test_parallel_grading.py")
 
 
 def _glob_re(pattern: str) -> re.Pattern:

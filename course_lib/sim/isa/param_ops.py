@@ -10,14 +10,16 @@ takes its address and hands it to cp.async.bulk.tensor. The simulator gives para
 addresses PARAM_WINDOW + offset, where copy_ops reads the 128 bytes back. A TensorMap argument
 (``movement.tma.TensorMap``) puts its array into the launch's global memory, once per array also when
 a pointer argument is the same array, and becomes the 128 bytes ``TensorMap.encode`` makes for
-that address. Loads through a parameter's generic address (a struct read field by field) are not
-simulated yet.
+that address. A CuPy argument is simulated on a host copy, refused before it is made when the copies would
+not fit this machine's memory (``spaces.host``). Loads through a parameter's generic address (a struct read
+field by field) are not simulated yet.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..movement.tma import TensorMap
+from ..spaces import host
 from .operands import reader, writer
 
 PARAM_WINDOW = 0x0000_7D00_0000_0000
@@ -72,6 +74,11 @@ def place_arguments(fn, args, memory):
         return address
 
     maps = {id(a.array) for a in args if isinstance(a, TensorMap)}
+    on_device = {}              # one host copy per device array, however many arguments pass it
+    for i, a in enumerate(getattr(x, "array", x) for x in args):
+        if hasattr(a, "__cuda_array_interface__") and not isinstance(a, np.ndarray):
+            on_device.setdefault(id(a), (f"argument {i} ({'x'.join(map(str, a.shape))} {a.dtype})", a))
+    host.room_for_copies(list(on_device.values()))
     for i, (arg, (pname, ptype, psize, palign)) in enumerate(zip(args, kernel.params)):
         start = -(-len(params) // palign) * palign
         params.extend(b"\0" * (start - len(params)))
