@@ -6,7 +6,8 @@ not an instructor's afternoon).
 2. the in-place transpose and 3. the three-array split are added (both are removed from the clone first,
    then added back with new-exercise, their folder's three files and their notebook's cells — the
    question left for --sync-stubs to write);
-4. a graded round of four students with a class seed (each student's variant).
+4. a graded round of four students in a class with variants (``instructor nbgrader --variants``: each
+   student graded on their own variant, drawn from the course folder's secret).
 
 After each of tasks 1-3 the tools' state is the course's again: `check` passes, the folder's tests pass, and
 git says that nothing but the exercise's folder and its notebook changed. Slow (a clone, three notebook
@@ -178,25 +179,25 @@ def test_the_trials_four_tasks_as_section_7_says_in_a_fresh_clone(tmp_path, requ
         assert [c.source for c in redone] == sources, f"{name}: the tools did not write the course's cells"
         clone.commit(task)
 
-    # 4. a graded round: four students, a class seed, each graded on their own variants
+    # 4. a graded round: four students in a class with variants, each graded on their own
     _graded_round(clone, tmp_path)
     print("walk: minutes of commands per task:", {k: round(v / 60, 1) for k, v in clone.times.items()})
 
 
 def _graded_round(clone: Clone, tmp_path: Path):
-    task, seed = "4. graded round", "walk-class-of-2026"
+    task = "4. graded round"
     nbgrader = _lines(_section(6), "nbgrader ")
     export = next(c for c in _lines(_section(6), "python -m course_lib instructor nbgrader"))
     mini = _mini(clone.root, tmp_path / "06_graded.ipynb")
-    env = {"COURSE_LIB_SEED": seed, "COURSE_LIB_SOLUTIONS": str(clone.root / "exercises")}
-    clone.sh(export.replace("../course", str(tmp_path / "course")) + f" {mini}", task, env=env)
+    env = {"COURSE_LIB_SOLUTIONS": str(clone.root / "exercises")}
     course = tmp_path / "course"
+    clone.sh(export.replace("../course", str(course)) + f" --variants {mini}", task, env=env)
     generate = next(c for c in nbgrader if "generate_assignment" in c).split()[:2] + ["06_graded"]
     clone.sh(" ".join(generate), task, cwd=course, env=env)
     plan = {"alice": ("own", "own"), "bob": ("own", "wrong"), "carol": (None, None), "dave": ("notebook's", "own")}
     expected = {}
     for student, (tile, inplace) in plan.items():
-        expected[student] = _submit(clone.root, course, student, {"tile_32x8": tile, "inplace": inplace}, seed)
+        expected[student] = _submit(clone.root, course, student, {"tile_32x8": tile, "inplace": inplace})
     autograde = next(c for c in nbgrader if "autograde" in c).split()[:2] + ["06_graded"]
     clone.sh(" ".join(autograde), task, cwd=course, env=env)
     clone.sh("nbgrader export", task, cwd=course, env=env)
@@ -217,22 +218,22 @@ def _mini(root: Path, path: Path) -> Path:
     return path
 
 
-def _submit(root: Path, course: Path, student: str, plan: dict, seed: str) -> float:
+def _submit(root: Path, course: Path, student: str, plan: dict) -> float:
     """Write one student's submission (their variant's solution, a wrong kernel, the notebook's answer, or
     nothing) and return the points it must get."""
     probe = ("import json, sys; from course_lib.teach import solutions, spec, variants, mutants\n"
              "from course_lib.teach.exercise_list import folder\n"
              "out = {}\n"
              "for key, what in json.loads(sys.argv[1]).items():\n"
-             "    p = variants.params(key, sys.argv[2])\n"
+             "    ex = variants.exercise(key, sys.argv[2], course=sys.argv[3]); p = dict(ex.params)\n"
              "    if what == 'own': out[key] = solutions.body(key, p)\n"
              "    elif what == \"notebook's\": out[key] = solutions.body(key)\n"
              "    elif what == 'wrong': out[key] = mutants.written(folder(key), spec.load(folder(key), p), "
              "solutions._cell(solutions.path(key).read_text()))[0].source\n"
              "print(json.dumps(out))\n")
-    env = {**os.environ, "PYTHONPATH": str(root), "COURSE_LIB_SEED": seed}
+    env = {**os.environ, "PYTHONPATH": str(root)}
     bodies = json.loads(subprocess.run([sys.executable, "-c", probe, json.dumps({k: w for k, w in plan.items() if w}),
-                                        student], env=env, cwd=root,       # -c puts the cwd first: the clone's
+                                        student, str(course)], env=env, cwd=root,   # -c puts the cwd first: the clone's
                                        capture_output=True, text=True, check=True).stdout)
     nb = json.loads((course / "release" / "06_graded" / "06_graded.ipynb").read_text())
     points = 0.0
