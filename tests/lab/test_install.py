@@ -31,6 +31,7 @@ import pytest
 from course_lib.lab.student import course_lab as lab
 from course_lib.compile import platforms
 from course_lib.lab import course
+from fresh_env import _expand, copy_context, dockerfile_steps, dockerignore
 from live_progress import say
 
 if sys.version_info >= (3, 11):
@@ -87,15 +88,9 @@ def test_cuda_wheels_are_required_exactly_where_nvidia_builds_them():
 
 
 @pytest.fixture(scope="module")
-def course_wheel(tmp_path_factory):
-    out = tmp_path_factory.mktemp("wheel")
-    say("building the course's wheel (pip wheel)")
-    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(REPO)],
-                       capture_output=True, text=True, timeout=600)
-    if r.returncode != 0 and "connection" in r.stderr.lower():
-        pytest.skip(f"no index to fetch the build backend from: {r.stderr.strip()[-300:]}")
-    assert r.returncode == 0, r.stderr[-2000:]
-    return next(out.glob("course_lib-*.whl"))
+def course_wheel(course_build):
+    """The course's wheel, built once per session from a clean clone of HEAD (tests/lab/conftest.py)."""
+    return course_build[1]
 
 
 # pip with its marker environment replaced by the target's: argv[1] is that environment as JSON
@@ -231,41 +226,6 @@ def test_the_readme_commands_install_and_open_the_course_in_a_fresh_clone(tmp_pa
 
 
 # ------------------------------------------------------------------------------------ the Dockerfile
-
-def dockerfile_steps(text: str) -> list[tuple[str, str]]:
-    """(instruction, arguments) of each step, continuation lines joined, comments left out."""
-    text = re.sub(r"\\\n", " ", "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#")))
-    return [(m[1].upper(), m[2].strip()) for m in re.finditer(r"^\s*(\w+)\s+(.*)$", text, re.M)]
-
-
-def _expand(value: str, env: dict) -> str:
-    """ARG and ENV values put in, as docker does; any other $NAME is the shell's (left as it is)."""
-    return re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: env.get(m[1] or m[2], m[0]), value)
-
-
-def dockerignore(context: Path) -> list[re.Pattern]:
-    """The context's .dockerignore as one pattern per line, matched as docker matches them: against the path
-    from the context's root (a leading / dropped), `*` and `?` within one name, `**` any number of folders,
-    a folder's pattern leaving out everything in it. (No `!` exceptions: the course's file has none.)"""
-    out = []
-    for line in (context / ".dockerignore").read_text().splitlines():
-        line = line.strip().lstrip("/").rstrip("/")
-        if line and not line.startswith("#"):
-            assert not line.startswith("!"), "an exception (!) this test does not model"
-            regex = "".join({"**/": "(.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}.get(part, re.escape(part))
-                            for part in re.split(r"(\*\*/|\*\*|\*|\?)", line))
-            out.append(re.compile(regex + r"(/.*)?\Z"))
-    return out
-
-
-def copy_context(context: Path, dst, patterns) -> None:
-    """`COPY . dst`: the context without what .dockerignore (`patterns`) leaves out, nor .git."""
-    def ignore(folder, names):
-        rel = Path(folder).relative_to(context).as_posix()
-        paths = {n: n if rel == "." else f"{rel}/{n}" for n in names}
-        return [n for n, p in paths.items() if n == ".git" or any(x.match(p) for x in patterns)]
-    shutil.copytree(context, dst, dirs_exist_ok=True, symlinks=True, ignore=ignore)
-
 
 @pytest.mark.skipif(not shutil.which("git") or not (REPO / ".git").exists(), reason="needs git and a git checkout")
 def test_the_dockerfile_steps_run_as_a_script_here_and_its_cmd_serves_the_course(tmp_path):
