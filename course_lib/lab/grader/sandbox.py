@@ -142,6 +142,25 @@ def _course() -> list[str]:
     return out
 
 
+def _through_links(options: list[str]) -> list[str]:
+    """bwrap cannot make a mount point under a link, and /tmp and /home are links into the box's tmpfs: a folder
+    bound there (Python in a venv under /tmp, as a test's or a throw-away image's may be) is bound at the link's
+    target instead, so its path still leads to it (the folder stays read-only; beside it is the box's tmpfs)."""
+    out, takes = [], {"--ro-bind": 2, "--bind": 2, "--tmpfs": 1, "--remount-ro": 1, "--size": 1}
+    i = 0
+    while i < len(options):
+        word, n = options[i], takes.get(options[i], 0)
+        args = options[i + 1:i + 1 + n]
+        if n and word != "--size":
+            dest = args[-1]
+            for linked in ("/tmp", "/home"):
+                if dest == linked or dest.startswith(linked + "/"):
+                    args[-1] = BOX + dest
+        out += [word, *args]
+        i += 1 + n
+    return out
+
+
 def environment() -> dict[str, str]:
     """The sandbox's whole environment: nothing of the grader's. SITE first on PYTHONPATH: a package left out."""
     return {"HOME": HOME, "PATH": f"{Path(sys.prefix) / 'bin'}:/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
@@ -154,7 +173,7 @@ def command(argv, work=None, *, connection=None, bounds: Bounds = Bounds(), env=
     """The bwrap command line that runs `argv` sandboxed, in /submission: a copy of the folder `work` if given (only
     read here), else empty; `connection`: a Jupyter kernel's connection file, bound read-only at KERNEL_FILE; `env`
     adds to environment() (one student's id and variant key, never the class's secret)."""
-    cmd = [require(), *_isolation(bounds), *_system(), *_course(), "--clearenv"]
+    cmd = [require(), *_isolation(bounds), *_system(), *_through_links(_course()), "--clearenv"]
     if connection is not None:
         cmd += ["--size", str(SLACK), "--tmpfs", KERNEL_DIR, "--ro-bind", str(Path(connection).resolve()), KERNEL_FILE]
     for k, v in {**environment(), **(env or {})}.items():
