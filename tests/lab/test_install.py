@@ -140,32 +140,44 @@ def _clean_env(tmp_path) -> dict:
     return env
 
 
-def _serve_and_stop(log: Path, pid: int, deadline_s=240) -> tuple[str, str]:
-    """Wait for course-lab's 'open:' line in `log`, fetch that URL, then SIGTERM it: (URL, log text)."""
+def _serve_and_stop(log: Path, pid: int, deadline_s=240, proc: subprocess.Popen | None = None) -> tuple[str, str]:
+    """Wait for course-lab's 'open:' line in `log`, fetch that URL, then SIGTERM it: (URL, log text). `proc`: the
+    Popen of `pid` when it is this process's child (a child that ended is a zombie until waited for, and a zombie
+    still answers signal 0: without the wait the stop took the whole 30 s of the SIGKILL deadline)."""
+    def alive() -> bool:
+        if proc is not None:
+            return proc.poll() is None
+        try:
+            os.kill(pid, 0)
+            return True
+        except ProcessLookupError:
+            return False
     say("waiting for course-lab to print its URL, then fetching it")
-    end, url = time.monotonic() + deadline_s, None
+    start = time.monotonic()
+    end, url = start + deadline_s, None
     try:
         while time.monotonic() < end and url is None:
             text = log.read_text() if log.exists() else ""
             m = re.search(r"open:\s+(\S+)", text)
             url = m[1] if m else None
             if url is None:
-                try:
-                    os.kill(pid, 0)
-                except ProcessLookupError:
+                if not alive():
                     pytest.fail(f"course-lab ended without serving:\n{text[-3000:]}")
                 time.sleep(0.5)
         assert url, f"course-lab printed no URL in {deadline_s} s:\n{log.read_text()[-3000:]}"
         with urllib.request.urlopen(url, timeout=60) as r:
             assert r.status == 200
+        say(f"course-lab served its URL {time.monotonic() - start:.0f} s after it started; stopping it")
         return url, log.read_text()
     finally:
         try:
             os.kill(pid, signal.SIGTERM)
             for _ in range(120):
-                os.kill(pid, 0)
+                if not alive():
+                    break
                 time.sleep(0.25)
-            os.kill(pid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
 
@@ -264,6 +276,6 @@ def test_the_dockerfile_steps_run_as_a_script_here_and_its_cmd_serves_the_course
     log = tmp_path / "cmd.log"
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url, text = _serve_and_stop(log, proc.pid)
+    url, text = _serve_and_stop(log, proc.pid, proc=proc)
     proc.wait(60)
     assert f"notebooks: {cwd / 'my-notebooks'}" in text and f"{moved['VENV']}/bin/python" in text
