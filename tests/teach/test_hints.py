@@ -96,9 +96,6 @@ FIRST = [
      ["loop", "spread over"]),
     ("shared_tile", "no barrier between the phases", NO_BARRIER,
      ["no races on shared memory", "RAW hazard"], ["__syncthreads() between the two phases"], ["loop"]),
-    ("padded_tile", "the padding on the wrong dimension", ("tile[32][32 + 1]", "tile[32 + 1][32]"),
-     ["bank conflicts", "32.0 wavefronts per request"], ["tile[32 + 1][32] pads the number of rows", "tile[32][32 + 1]"],
-     ["loop"]),
 ]
 
 
