@@ -12,7 +12,6 @@ feedback), the %%cuda exercise cell and the locked test cell nbgrader grades.
 """
 from __future__ import annotations
 
-import csv
 import json
 import os
 import random
@@ -117,7 +116,8 @@ def synthetic(course_dir: Path, assignment: str, key: str, n: int, seed: int = 0
 
 
 def scores(course_dir: Path) -> dict:
-    """{(student, assignment): score} from nbgrader export."""
-    nbgrader(course_dir, "export")
-    with open(course_dir / "grades.csv") as f:
-        return {(r["student_id"], r["assignment"]): float(r["score"]) for r in csv.DictReader(f)}
+    """{(student, assignment): score} of every submission in the course's gradebook (the scores ``nbgrader
+    export`` writes to grades.csv, read in this process instead of starting nbgrader for it)."""
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{Path(course_dir).resolve() / 'gradebook.db'}") as gb:
+        return {(s.student_id, a.name): float(s.score) for a in gb.assignments for s in gb.assignment_submissions(a.name)}

@@ -1,10 +1,13 @@
 """Helpers for the tests that install the course into fresh environments (Colab's packages, the
 hub's image): a Python 3.12 to build them with, an environment free of this test's venv, commands
 that say what they do as they go and skip the test when PyPI cannot be reached, and deploy/Dockerfile's
-steps run as a script.
+steps run as a script. And what a test session builds once for all its tests, on every xdist worker
+(:func:`session_folder`, under a lock): a clean clone of HEAD and the wheel pip builds from it
+(:func:`course_build`: tests/lab/conftest.py's fixture of that name).
 """
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
@@ -16,11 +19,16 @@ import sys
 import time
 from pathlib import Path
 
+try:
+    import fcntl
+except ImportError:             # Windows: each worker builds its own
+    fcntl = None
+
 import pytest
 
 from live_progress import say
-from test_install import copy_context, dockerfile_steps, dockerignore
 
+REPO = Path(__file__).resolve().parents[2]
 OFFLINE = re.compile(r"NewConnectionError|Temporary failure in name resolution|Network is unreachable|"
                      r"No matching distribution found")
 
@@ -68,6 +76,36 @@ def run(args, what: str, **kw) -> subprocess.CompletedProcess:
 def _expand(value: str, env: dict) -> str:
     """ARG and ENV values put in, as docker does; any other $NAME is the shell's (left as it is)."""
     return re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: env.get(m[1] or m[2], m[0]), value)
+
+
+def dockerfile_steps(text: str) -> list[tuple[str, str]]:
+    """(instruction, arguments) of each step, continuation lines joined, comments left out."""
+    text = re.sub(r"\\\n", " ", "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#")))
+    return [(m[1].upper(), m[2].strip()) for m in re.finditer(r"^\s*(\w+)\s+(.*)$", text, re.M)]
+
+
+def dockerignore(context: Path) -> list[re.Pattern]:
+    """The context's .dockerignore as one pattern per line, matched as docker matches them: against the path
+    from the context's root (a leading / dropped), `*` and `?` within one name, `**` any number of folders,
+    a folder's pattern leaving out everything in it. (No `!` exceptions: the course's file has none.)"""
+    out = []
+    for line in (context / ".dockerignore").read_text().splitlines():
+        line = line.strip().lstrip("/").rstrip("/")
+        if line and not line.startswith("#"):
+            assert not line.startswith("!"), "an exception (!) this test does not model"
+            regex = "".join({"**/": "(.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}.get(part, re.escape(part))
+                            for part in re.split(r"(\*\*/|\*\*|\*|\?)", line))
+            out.append(re.compile(regex + r"(/.*)?\Z"))
+    return out
+
+
+def copy_context(context: Path, dst, patterns) -> None:
+    """`COPY . dst`: the context without what .dockerignore (`patterns`) leaves out, nor .git."""
+    def ignore(folder, names):
+        rel = Path(folder).relative_to(context).as_posix()
+        paths = {n: n if rel == "." else f"{rel}/{n}" for n in names}
+        return [n for n, p in paths.items() if n == ".git" or any(x.match(p) for x in patterns)]
+    shutil.copytree(context, dst, dirs_exist_ok=True, symlinks=True, ignore=ignore)
 
 
 def system_step(command: str, env: dict) -> bool:
@@ -124,3 +162,46 @@ def run_dockerfile(dockerfile: Path, context: Path, tmp: Path, python: str) -> t
         else:
             assert instruction in ("EXPOSE", "LABEL", "USER"), f"a step this test does not know how to run: {instruction}"
     return env, cwd, cmd
+
+
+# ------------------------------------------------------------------------------------ built once per session
+
+def session_folder(tmp_path_factory, name: str) -> Path:
+    """A folder of this test session that its xdist workers share (their base temporary folders' parent,
+    which pytest makes per session), or of this process without xdist."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
+
+
+@contextlib.contextmanager
+def only_one(folder: Path):
+    """Hold `folder`'s lock: one process at a time builds it, the others wait and then use what it built."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(f"{folder}.lock", "w") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield folder
+
+
+def course_build(tmp_path_factory) -> tuple[Path, Path]:
+    """(a clean clone of HEAD, the wheel ``pip wheel`` builds from it), made once per session: what a student's
+    ``pip install`` of a clone builds (the same PEP 517 build, isolated), shared by the tests that look into
+    the wheel, resolve it for other platforms or install it (tests/lab/test_install.py, test_no_solutions.py,
+    test_instructor.py), so the course is built once instead of once per test. Skips without git or a checkout."""
+    if not shutil.which("git") or not (REPO / ".git").exists():
+        pytest.skip("needs git and a git checkout")
+    with only_one(session_folder(tmp_path_factory, "course-build")) as folder:
+        clone, dist = folder / "clone", folder / "dist"
+        built = sorted(dist.glob("course_lib-*.whl"))
+        if built:
+            return clone, built[0]
+        shutil.rmtree(folder, ignore_errors=True)            # a build another worker left half done
+        say("building the course's wheel from a clean clone of HEAD (pip wheel, once per session)")
+        subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{REPO}", str(clone)], check=True, timeout=300,
+                       capture_output=True)
+        r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dist), str(clone)],
+                           capture_output=True, text=True, timeout=600)
+        if r.returncode != 0 and (OFFLINE.search(r.stderr) or "connection" in r.stderr.lower()):
+            pytest.skip(f"no index to fetch the build backend from: {r.stderr.strip()[-300:]}")
+        assert r.returncode == 0, r.stderr[-2000:]
+        return clone, next(dist.glob("course_lib-*.whl"))

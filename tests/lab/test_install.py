@@ -31,6 +31,7 @@ import pytest
 from course_lib.lab.student import course_lab as lab
 from course_lib.compile import platforms
 from course_lib.lab import course
+from fresh_env import _expand, copy_context, dockerfile_steps, dockerignore
 from live_progress import say
 
 if sys.version_info >= (3, 11):
@@ -87,15 +88,9 @@ def test_cuda_wheels_are_required_exactly_where_nvidia_builds_them():
 
 
 @pytest.fixture(scope="module")
-def course_wheel(tmp_path_factory):
-    out = tmp_path_factory.mktemp("wheel")
-    say("building the course's wheel (pip wheel)")
-    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(REPO)],
-                       capture_output=True, text=True, timeout=600)
-    if r.returncode != 0 and "connection" in r.stderr.lower():
-        pytest.skip(f"no index to fetch the build backend from: {r.stderr.strip()[-300:]}")
-    assert r.returncode == 0, r.stderr[-2000:]
-    return next(out.glob("course_lib-*.whl"))
+def course_wheel(course_build):
+    """The course's wheel, built once per session from a clean clone of HEAD (tests/lab/conftest.py)."""
+    return course_build[1]
 
 
 # pip with its marker environment replaced by the target's: argv[1] is that environment as JSON
@@ -145,32 +140,44 @@ def _clean_env(tmp_path) -> dict:
     return env
 
 
-def _serve_and_stop(log: Path, pid: int, deadline_s=240) -> tuple[str, str]:
-    """Wait for course-lab's 'open:' line in `log`, fetch that URL, then SIGTERM it: (URL, log text)."""
+def _serve_and_stop(log: Path, pid: int, deadline_s=240, proc: subprocess.Popen | None = None) -> tuple[str, str]:
+    """Wait for course-lab's 'open:' line in `log`, fetch that URL, then SIGTERM it: (URL, log text). `proc`: the
+    Popen of `pid` when it is this process's child (a child that ended is a zombie until waited for, and a zombie
+    still answers signal 0: without the wait the stop took the whole 30 s of the SIGKILL deadline)."""
+    def alive() -> bool:
+        if proc is not None:
+            return proc.poll() is None
+        try:
+            os.kill(pid, 0)
+            return True
+        except ProcessLookupError:
+            return False
     say("waiting for course-lab to print its URL, then fetching it")
-    end, url = time.monotonic() + deadline_s, None
+    start = time.monotonic()
+    end, url = start + deadline_s, None
     try:
         while time.monotonic() < end and url is None:
             text = log.read_text() if log.exists() else ""
             m = re.search(r"open:\s+(\S+)", text)
             url = m[1] if m else None
             if url is None:
-                try:
-                    os.kill(pid, 0)
-                except ProcessLookupError:
+                if not alive():
                     pytest.fail(f"course-lab ended without serving:\n{text[-3000:]}")
                 time.sleep(0.5)
         assert url, f"course-lab printed no URL in {deadline_s} s:\n{log.read_text()[-3000:]}"
         with urllib.request.urlopen(url, timeout=60) as r:
             assert r.status == 200
+        say(f"course-lab served its URL {time.monotonic() - start:.0f} s after it started; stopping it")
         return url, log.read_text()
     finally:
         try:
             os.kill(pid, signal.SIGTERM)
             for _ in range(120):
-                os.kill(pid, 0)
+                if not alive():
+                    break
                 time.sleep(0.25)
-            os.kill(pid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
 
@@ -232,41 +239,6 @@ def test_the_readme_commands_install_and_open_the_course_in_a_fresh_clone(tmp_pa
 
 # ------------------------------------------------------------------------------------ the Dockerfile
 
-def dockerfile_steps(text: str) -> list[tuple[str, str]]:
-    """(instruction, arguments) of each step, continuation lines joined, comments left out."""
-    text = re.sub(r"\\\n", " ", "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#")))
-    return [(m[1].upper(), m[2].strip()) for m in re.finditer(r"^\s*(\w+)\s+(.*)$", text, re.M)]
-
-
-def _expand(value: str, env: dict) -> str:
-    """ARG and ENV values put in, as docker does; any other $NAME is the shell's (left as it is)."""
-    return re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: env.get(m[1] or m[2], m[0]), value)
-
-
-def dockerignore(context: Path) -> list[re.Pattern]:
-    """The context's .dockerignore as one pattern per line, matched as docker matches them: against the path
-    from the context's root (a leading / dropped), `*` and `?` within one name, `**` any number of folders,
-    a folder's pattern leaving out everything in it. (No `!` exceptions: the course's file has none.)"""
-    out = []
-    for line in (context / ".dockerignore").read_text().splitlines():
-        line = line.strip().lstrip("/").rstrip("/")
-        if line and not line.startswith("#"):
-            assert not line.startswith("!"), "an exception (!) this test does not model"
-            regex = "".join({"**/": "(.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}.get(part, re.escape(part))
-                            for part in re.split(r"(\*\*/|\*\*|\*|\?)", line))
-            out.append(re.compile(regex + r"(/.*)?\Z"))
-    return out
-
-
-def copy_context(context: Path, dst, patterns) -> None:
-    """`COPY . dst`: the context without what .dockerignore (`patterns`) leaves out, nor .git."""
-    def ignore(folder, names):
-        rel = Path(folder).relative_to(context).as_posix()
-        paths = {n: n if rel == "." else f"{rel}/{n}" for n in names}
-        return [n for n, p in paths.items() if n == ".git" or any(x.match(p) for x in patterns)]
-    shutil.copytree(context, dst, dirs_exist_ok=True, symlinks=True, ignore=ignore)
-
-
 @pytest.mark.skipif(not shutil.which("git") or not (REPO / ".git").exists(), reason="needs git and a git checkout")
 def test_the_dockerfile_steps_run_as_a_script_here_and_its_cmd_serves_the_course(tmp_path):
     steps = dockerfile_steps((REPO / "Dockerfile").read_text())
@@ -304,6 +276,6 @@ def test_the_dockerfile_steps_run_as_a_script_here_and_its_cmd_serves_the_course
     log = tmp_path / "cmd.log"
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url, text = _serve_and_stop(log, proc.pid)
+    url, text = _serve_and_stop(log, proc.pid, proc=proc)
     proc.wait(60)
     assert f"notebooks: {cwd / 'my-notebooks'}" in text and f"{moved['VENV']}/bin/python" in text

@@ -22,7 +22,6 @@ import html
 import re
 import shutil
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -36,7 +35,6 @@ from course_lib.lab.instructor.publish import code_lines as _lines
 from course_lib.lab.instructor.publish import solution_lines
 from course_lib.teach import exercises as E
 from course_lib.teach import solutions
-from live_progress import say
 
 REPO = Path(__file__).resolve().parents[2]
 # course kernels whose listing is an exercise's answer (the same kernel with a template parameter set)
@@ -114,21 +112,10 @@ def test_the_student_notebooks_show_no_solution_above_an_exercise():
     assert not found, "\n".join(found)
 
 
-def _wheel(tmp_path) -> Path:
-    if not shutil.which("git") or not (REPO / ".git").exists():
-        pytest.skip("needs git and a git checkout")
-    clone = tmp_path / "clone"
-    say("building a wheel from a fresh clone (pip wheel)")
-    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{REPO}", str(clone)], check=True, timeout=120)
-    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path / "dist"),
-                        str(clone)], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-2000:]
-    return next((tmp_path / "dist").glob("course_lib-*.whl"))
-
-
 @pytest.fixture(scope="module")
-def wheel_files(tmp_path_factory) -> dict[str, str]:
-    with zipfile.ZipFile(_wheel(tmp_path_factory.mktemp("wheel"))) as z:
+def wheel_files(course_build) -> dict[str, str]:
+    """The files of the wheel pip builds from a clean clone of this commit (once per session: fresh_env)."""
+    with zipfile.ZipFile(course_build[1]) as z:
         return {n: z.read(n).decode("utf-8", "replace") for n in z.namelist()}
 
 

@@ -317,7 +317,7 @@ def _solution_paths() -> list[str]:
 
 
 def test_dockerignore_leaves_every_solution_out_of_both_images():
-    from test_install import dockerignore
+    from fresh_env import dockerignore
     ignored = dockerignore(REPO)
     paths = _solution_paths()
     assert "exercises/shared_tile/solution.cu" in paths
@@ -329,7 +329,7 @@ def test_dockerignore_leaves_every_solution_out_of_both_images():
 
 @pytest.mark.parametrize("dockerfile", ["Dockerfile", "deploy/Dockerfile"])
 def test_each_dockerfile_stops_a_build_whose_context_holds_a_solution(dockerfile, tmp_path):
-    from test_install import _expand, dockerfile_steps
+    from fresh_env import _expand, dockerfile_steps
     steps = dockerfile_steps((REPO / dockerfile).read_text())
     i = next(i for i, (what, _) in enumerate(steps) if what == "COPY")
     what, guard = steps[i + 1]

@@ -16,8 +16,9 @@ read-only, and what is writable is sized tmpfs (box.Bounds): the folder /submiss
 read-only at /submitted and copied there; the cwd), /tmp and HOME share one, /dev/shm has its own, a Jupyter
 kernel's sockets a third of 1 MiB (KERNEL_DIR; its connection file is bound read-only). The
 environment is rebuilt from nothing (COURSE_LIB_SOLUTIONS never reaches it; COURSE_LIB_GRADED=1,
-COURSE_LIB_BACKEND=sim), bwrap itself is started with an empty one (its /proc/1/environ shows
-nothing), and CPU time and memory are limited (box bounds the whole sandbox).
+COURSE_LIB_BACKEND=sim; sandbox_site/ first on PYTHONPATH, which leaves out a package whose import cost
+every notebook 1.3 s: sandbox_site/rfc3987_syntax.py), bwrap itself is started with an empty one (its
+/proc/1/environ shows nothing), and CPU time and memory are limited (box bounds the whole sandbox).
 
 Where bwrap is missing or user namespaces are off, :func:`require` refuses: grading never falls back
 to running students' code unsandboxed. This module does not decide grades (grader) nor talk to
@@ -45,6 +46,7 @@ KERNEL_DIR, KERNEL_FILE = "/run/kernel", "/run/kernel.json"
 CPU_S = 1800                        # CPU seconds one sandboxed process may use (a notebook: ~10-60 s)
 MEMORY = 8 * 2**30                  # address space of one sandboxed process
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+SITE = Path(__file__).resolve().parent / "sandbox_site"     # stand-ins for packages too slow to import in a sandbox
 FIX = ("install bubblewrap (Debian/Ubuntu: sudo apt install bubblewrap) and allow unprivileged user namespaces "
        "(sysctl kernel.unprivileged_userns_clone=1; Ubuntu 24.04 also kernel.apparmor_restrict_unprivileged_userns=0); "
        "in a container, run it with --privileged or with user namespaces allowed. See docs/INSTRUCTORS.md section 6")
@@ -140,10 +142,29 @@ def _course() -> list[str]:
     return out
 
 
+def _through_links(options: list[str]) -> list[str]:
+    """bwrap cannot make a mount point under a link, and /tmp and /home are links into the box's tmpfs: a folder
+    bound there (Python in a venv under /tmp, as a test's or a throw-away image's may be) is bound at the link's
+    target instead, so its path still leads to it (the folder stays read-only; beside it is the box's tmpfs)."""
+    out, takes = [], {"--ro-bind": 2, "--bind": 2, "--tmpfs": 1, "--remount-ro": 1, "--size": 1}
+    i = 0
+    while i < len(options):
+        word, n = options[i], takes.get(options[i], 0)
+        args = options[i + 1:i + 1 + n]
+        if n and word != "--size":
+            dest = args[-1]
+            for linked in ("/tmp", "/home"):
+                if dest == linked or dest.startswith(linked + "/"):
+                    args[-1] = BOX + dest
+        out += [word, *args]
+        i += 1 + n
+    return out
+
+
 def environment() -> dict[str, str]:
-    """The sandbox's whole environment: nothing of the grader's."""
+    """The sandbox's whole environment: nothing of the grader's. SITE first on PYTHONPATH: a package left out."""
     return {"HOME": HOME, "PATH": f"{Path(sys.prefix) / 'bin'}:/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
-            "PYTHONPATH": str(paths.PACKAGE.parent), "PYTHONDONTWRITEBYTECODE": "1", "COURSE_LIB_GRADED": "1",
+            "PYTHONPATH": f"{SITE}:{paths.PACKAGE.parent}", "PYTHONDONTWRITEBYTECODE": "1", "COURSE_LIB_GRADED": "1",
             "COURSE_LIB_BACKEND": "sim", "COURSE_LIB_PROGRESS": "0", "JUPYTER_PLATFORM_DIRS": "1",
             "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
 
@@ -152,7 +173,7 @@ def command(argv, work=None, *, connection=None, bounds: Bounds = Bounds(), env=
     """The bwrap command line that runs `argv` sandboxed, in /submission: a copy of the folder `work` if given (only
     read here), else empty; `connection`: a Jupyter kernel's connection file, bound read-only at KERNEL_FILE; `env`
     adds to environment() (one student's id and variant key, never the class's secret)."""
-    cmd = [require(), *_isolation(bounds), *_system(), *_course(), "--clearenv"]
+    cmd = [require(), *_isolation(bounds), *_system(), *_through_links(_course()), "--clearenv"]
     if connection is not None:
         cmd += ["--size", str(SLACK), "--tmpfs", KERNEL_DIR, "--ro-bind", str(Path(connection).resolve()), KERNEL_FILE]
     for k, v in {**environment(), **(env or {})}.items():
