@@ -7,6 +7,9 @@
 #
 # steps   env        the GPU, driver, CuPy, NVRTC, ncu
 #         tests      tests/gpu/test_gpu.py and the GPU tests of test_guard/test_ui, checkers (pytest)
+#         exercises  benchmarks/gpu_exercises_check.py: every exercise's solution, every variant, checked with
+#                    the GPU run on (EXERCISES: comma-separated keys, e.g. inplace,aos_split: the in-place transpose
+#                    and the three-array split, never yet run on a GPU)
 #         bench      python -m course_lib bench --dtype all (8192 x 8192, every course kernel)
 #         guard      benchmarks/gpu_guard_check.py (refused launches, the context stays usable)
 #         diag       benchmarks/gpu_diagnoses_check.py (assert/trap/null messages as CUDA prints them)
@@ -82,6 +85,7 @@ print('simulator counts', 'the PTX: ' + m if m else 'the machine code (NVRTC 13 
                tests/kernel/test_guard.py::test_on_gpu_refused_launch_leaves_the_context_usable \
                tests/notebook/test_ui.py::test_gpu_backend_measures_and_checks \
                tests/teach/test_exercises.py tests/teach/test_predict_debug.py ;;
+    exercises) step exercises 300 python3 benchmarks/gpu_exercises_check.py ${EXERCISES:+--keys "$EXERCISES"} ;;
     diag)  step diag 120 python3 benchmarks/gpu_diagnoses_check.py ;;
     bench) step bench 240 python3 -m course_lib bench --dtype all ;;
     guard) step guard 120 python3 benchmarks/gpu_guard_check.py ;;

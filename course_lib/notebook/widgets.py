@@ -187,19 +187,15 @@ class Explorer:
     def _repr_mimebundle_(self, include=None, exclude=None):
         """The widget view, and in text/plain and text/html what its current view shows: a stored
         notebook read without a kernel (GitHub, nbviewer) describes the picture, not `VBox(...)`."""
-        data = self.widget._repr_mimebundle_() if hasattr(self.widget, "_repr_mimebundle_") else None
-        if not data:             # ipywidgets 7 (Colab): the widget displays itself (_ipython_display_)
+        data = view_bundle(self.widget)
+        if not data:
             return None
         settings = ", ".join(_setting(n, w) for n, w in self.controls.items())
         data["text/plain"], data["text/html"] = as_text(self.items, settings, self.title)
         return data
 
     def _ipython_display_(self):
-        data = self._repr_mimebundle_()
-        if data:
-            display(data, raw=True)
-        else:
-            display(self.widget)
+        show(self.widget, self._repr_mimebundle_())
 
     def __repr__(self):
         return f"<{type(self).__name__} {', '.join(f'{k}={label(v)}' for k, v in self.params.items())}>"
@@ -235,12 +231,10 @@ def sweep(compute, values, *, description: str = "sweep") -> list:
         ratios = widgets.sweep(lambda s: strided_ratio(s), [1, 2, 4, 8, 16, 32])
     """
     bar = W.IntProgress(min=0, max=len(values), description=description)
-    data = bar._repr_mimebundle_() if hasattr(bar, "_repr_mimebundle_") else None
+    data = view_bundle(bar)
     if data:         # read without a kernel, the notebook says what the bar was, not IntProgress(...)
         data["text/plain"] = f"(a progress bar: {description} over {len(values)} values)"
-        display(data, raw=True)
-    else:
-        display(bar)
+    show(bar, data)
     out = []
     for i, v in enumerate(values, 1):
         out.append(compute(v))
@@ -262,3 +256,27 @@ def _setting(name: str, w) -> str:
 def _short(exc) -> str:
     import html
     return html.escape(str(exc).splitlines()[0] if str(exc) else "")
+
+
+def view_bundle(widget) -> dict | None:
+    """The mime bundle that displays `widget`'s view, to which a caller adds its own text. ipywidgets 8
+    gives it (_repr_mimebundle_); ipywidgets 7 (Colab's) displays itself from _ipython_display_ with the
+    same view key, which is built here the way it builds it, so that a notebook's stored outputs are the
+    same on both (nbval compares them in tests/lab/test_colab_venv.py)."""
+    if hasattr(widget, "_repr_mimebundle_"):
+        return widget._repr_mimebundle_() or None
+    model_id = getattr(widget, "model_id", None)
+    if model_id is None or getattr(widget, "_view_name", None) is None:
+        return None
+    return {"text/plain": repr(widget),
+            "application/vnd.jupyter.widget-view+json": {"version_major": 2, "version_minor": 0, "model_id": model_id}}
+
+
+def show(widget, data: dict | None):
+    """Display `data` (view_bundle's, with text added) for `widget`, or the widget itself without one."""
+    if not data:
+        display(widget)
+        return
+    display(data, raw=True)
+    if not hasattr(widget, "_repr_mimebundle_") and hasattr(widget, "_handle_displayed"):
+        widget._handle_displayed()       # ipywidgets 7 runs its on_displayed callbacks after it displays

@@ -6,8 +6,9 @@
     a, on = input_for(ex, (1000, 1030), np.float32, seed=0)   # random input and its Shape
     expected(ex, a), output_for(ex, a)    # what a correct kernel writes; a poisoned output
 
-An :class:`Exercise` is a spec: the kernel's name (contract ``T* out, const T* in, int rows,
-int cols``; a copy when ``copy``), its launch (block, and the tile one block covers, so grid =
+An :class:`Exercise` is a spec: the kernel's name and parameters (the course's ``T* out, const T* in,
+int rows, int cols``, a copy when ``copy``; or ``args``, a declared signature: ``signature``, ``cases``),
+its launch (block, and the tile one block covers, so grid =
 ceil(cols / tile_x), ceil(rows / tile_y), batch), the shapes to try — square, non-square, not a
 multiple of the tile, 1xN and Nx1; ``(batch, rows, cols)`` for batched kernels — the
 properties the lesson is about (``properties``), and what a correct kernel must also do
@@ -27,6 +28,7 @@ import numpy as np
 from ..compile.source import C_NAME
 from ..transposes import verify
 from ..transposes.data import poisoned, random_matrix
+from . import signature
 from .properties import Shape, no_races, uses_shared
 
 
@@ -54,12 +56,34 @@ class Exercise:
     reveal: str = ""                   # the course kernel reveal() shows after a pass, in self-study
     params: tuple = ()                 # this variant's parameters, sorted (name, value) pairs
     variant: str = ""                  # how it differs from the default variant ("" for the default)
+    args: tuple = ()                   # the kernel's parameters (signature.Arg); () is out, in, rows, cols
+    signature: str = ""                # the parameter list as exercise.toml declares it ("": the default)
+    tiled: bool = True                 # `tile` is the exercise's (a hint may name it), not the block's shape
+    reveal_params: tuple = ()          # the course kernel's template parameters reveal() instantiates
+    square: bool = False               # every shape, hidden ones too, has rows = cols
+    multiple_of: tuple | None = None   # hidden shapes' rows and cols are multiples of these (None: derived)
+    residues: tuple | None = None      # hidden shapes' [rows, cols] walk every residue modulo these (None: the tile)
+    largest: int | None = None         # no hidden size beyond it (None: the grader's own bounds)
+    kind: str = "tile"                 # the launch's kind, as exercise.toml says
+    ints: tuple = ()                   # the integer parameters, for the folder's expressions
 
     def launch(self, rows: int, cols: int, batch: int = 1) -> tuple:
         if self.grid is not None:
             return tuple(self.grid(rows, cols)), self.block
         gx, gy = -(-cols // self.tile[0]), -(-rows // self.tile[1])
         return ((gx, gy, batch) if batch > 1 else (gx, gy)), self.block
+
+    @property
+    def parameters(self) -> tuple:
+        """The kernel's parameters (signature.Arg): exercise.toml's, or the course's out, in, rows, cols."""
+        if self.args:
+            return self.args
+        return signature.default(self.copy, any(len(s) == 3 for s in self.shapes), C_NAME[np.dtype(self.dtypes[0])])
+
+    @property
+    def custom(self) -> bool:
+        """True when the kernel's parameters are not the course's (out, in, rows, cols)."""
+        return bool(self.signature)
 
     def __repr__(self):
         t = C_NAME[np.dtype(self.dtypes[0])]
@@ -70,9 +94,13 @@ class Exercise:
         if self.variant:
             lines.append(f"  YOUR VARIANT: {self.variant} (the notebook's cell is the default: adapt it; "
                          f"cl.exercises.stub('{self.key}') prints your starting kernel)")
-        lines += [f"  write: __global__ void {self.kernel}({t}* out, const {t}* in, int rows, int cols)"
-                  f"   // in: rows x cols, out: {out}",
-                  f"  launch: blocks of {self.block[0]}x{self.block[1]} threads, {grid}",
+        if self.custom:
+            lines.append(f"  write: __global__ void {self.kernel}({self.signature})")
+            lines += [f"    {_arg_words(a, t)}" for a in self.parameters]
+        else:
+            lines.append(f"  write: __global__ void {self.kernel}({t}* out, const {t}* in, int rows, int cols)"
+                         f"   // in: rows x cols, out: {out}")
+        lines += [f"  launch: blocks of {self.block[0]}x{self.block[1]} threads, {grid}",
                   "  shapes tried: " + ", ".join(_shape_name(s) for s in self.shapes),
                   "  checked on every shape: the result (every element), out-of-bounds and misaligned accesses, "
                   "barriers all threads reach" + (", races" if self._shared else "")]
@@ -101,6 +129,17 @@ class Exercise:
     @property
     def _shared(self) -> bool:
         return any(p.name in (uses_shared().name, no_races().name) for p in self.properties)
+
+
+def _arg_words(a, t) -> str:
+    """One parameter of a declared signature, for get(): what it holds and what the kernel does with it."""
+    if not a.pointer:
+        return f"{a.name} = {a.value}"
+    dims = " x ".join(map(str, a.shape))
+    held = f"{dims} of {C_NAME.get(a.dtype, t) if a.dtype is not None else t}" if dims else ""
+    what = {"in": "read", "out": f"written: afterwards {a.expect}",
+            "inout": f"read, then written: afterwards {a.expect}"}[a.role]
+    return f"{a.name}: " + ", ".join(filter(None, [held, what]))
 
 
 def _shape_name(s) -> str:

@@ -3,11 +3,14 @@
     EXERCISES["padded_tile"]      # the Exercise of exercises/padded_tile/ (its default variant)
     folder("padded_tile")         # Path of that folder
     define(Exercise(...))         # an exercise made in Python (a notebook's own challenge)
+    BROKEN["my_exercise"]         # the SpecError of a folder that cannot be read (file, key, fix)
 
 Each folder holds one exercise whole (``spec`` reads it): the question, kernel, launch, shapes,
 properties by name, hints, points, variants; ``solution.cu`` (instructor-only, not in the wheel) and
-``stub.cu`` (generated from it). Every exercise has, in tests/teach/test_exercises.py, wrong kernels
-derived from its own solution that its checker must reject. This module only reads; nothing runs.
+``stub.cu`` (generated from it). A folder that cannot be read does not stop the others: its error waits
+in ``BROKEN`` until someone asks for that exercise (``exercises.get``, ``instructor check``). Every
+exercise has wrong kernels, derived from its own solution and written in its ``wrong.toml``, that its
+checker must reject (tests/teach/test_exercises.py). This module only reads; nothing runs.
 """
 from dataclasses import replace
 from pathlib import Path
@@ -17,6 +20,7 @@ from . import spec
 from .exercise import Exercise
 
 EXERCISES: dict[str, Exercise] = {}
+BROKEN: dict[str, spec.SpecError] = {}
 
 
 def define(ex: Exercise) -> Exercise:
@@ -39,7 +43,13 @@ def folder(key: str) -> Path:
 
 
 def _load_all():
-    for ex in sorted((spec.load(f) for f in folders()), key=lambda e: (e.lesson, e.key)):   # in course order
+    found = []
+    for f in folders():
+        try:
+            found.append(spec.load(f))
+        except spec.SpecError as exc:
+            BROKEN[f.name] = exc
+    for ex in sorted(found, key=lambda e: (e.lesson, e.key)):   # in course order
         EXERCISES[ex.key] = ex
 
 

@@ -7,13 +7,13 @@
     exercises.grade("shared_tile")            # nbgrader's test cell: prints the report, fails unless ok
     exercises.reveal("shared_tile")           # the course's solution, once check passed (self-study only)
 
-An :class:`Exercise` is a spec: the kernel's name (contract ``T* out, const T* in, int rows,
-int cols``; a copy when ``copy``), its launch (block, and the tile one block covers, so grid =
+An :class:`Exercise` is a spec: the kernel's name and parameters (the course's ``T* out, const T*
+in, int rows, int cols``, a copy when ``copy``, or any list exercise.toml declares: ``signature``), its launch (block, and the tile one block covers, so grid =
 ceil(cols / tile_x), ceil(rows / tile_y), batch), the shapes to try — square, non-square, not a
 multiple of the tile, 1xN and Nx1; ``(batch, rows, cols)`` for batched kernels — and the
 properties the lesson is about (course_lib.properties). ``check`` runs the kernel in the
 simulator on every shape, on random data with a poisoned output, with race checking: every
-element compared, every property judged on every shape, and a barrier some threads skip, an
+element of every buffer the kernel writes compared, every property judged on every shape, and a barrier some threads skip, an
 out-of-bounds or misaligned access, a race or a read of unwritten shared memory on any shape is a
 problem. On a GPU it also runs there. It answers with a :class:`Report` — each problem with a
 hint, the best-supported cause first (``evidence``), or a short success line — and never raises
@@ -39,7 +39,7 @@ from .. import transposes
 from ..errors import ArgumentError, KernelError, NotFound, SimulationLimit  # noqa: F401  (this module's API)
 from ..sim import plan
 from .exercise import Exercise, Report, expected, input_for, output_for  # noqa: F401
-from .exercise_list import EXERCISES, define  # noqa: F401
+from .exercise_list import BROKEN, EXERCISES, define  # noqa: F401
 from .properties import (  # noqa: F401
     Property,
     Shape,
@@ -52,8 +52,9 @@ from .properties import (  # noqa: F401
     uses_shared,
     vector_width,
 )
-from . import evidence, footprint, record, reveal_diff, solutions, variants
-from .runs import find_kernel, needs, run_on_gpu, run_shapes
+from . import evidence, footprint, record, reveal_diff, signature, solutions, variants
+from .given import find_kernel
+from .runs import needs, run_on_gpu, run_shapes
 from .solutions import Revealed, body, has_solution, solved, strip_solutions  # noqa: F401
 
 PASSED: set[str] = set()       # exercises whose check passed in this Python session
@@ -64,6 +65,8 @@ def get(key: str, student: str | None = None, course=None) -> Exercise:
     student's needs the course folder, `course`); its repr tells the student what to write.  get("vectorized")"""
     if isinstance(key, str) and key in EXERCISES:
         return variants.exercise(key, student, course)
+    if isinstance(key, str) and key in BROKEN:
+        raise BROKEN[key]
     close = difflib.get_close_matches(str(key), list(EXERCISES), n=2)
     raise NotFound(f"no exercise {key!r}", hint=(f"did you mean {' or '.join(map(repr, close))}? " if close else "")
                    + f"the exercises: {', '.join(EXERCISES)}")
@@ -220,6 +223,8 @@ def grade(exercise, kernel=None, *, shapes=None, student: str | None = None) -> 
 
 
 def _dtype(ex, fn):
+    if ex.custom:
+        return signature.element_dtype(ex.parameters, fn.signature, ex.dtypes)
     sig = fn.signature or []
     d = next((p.dtype for p in sig if p.pointer and p.dtype is not None), None)
     return np.dtype(d) if d is not None else np.dtype(ex.dtypes[0])
@@ -242,11 +247,27 @@ def reveal(key: str, give_up: bool = False) -> Revealed:
                              f"cl.exercises.check('{key}', {ex.kernel}) — read the checker's hints, they say what "
                              "to change. Once it passes, this cell shows the course's solution to compare with "
                              "yours.", False)
+    if ex.reveal == "solution":
+        return _own_solution(key, ex)
     if not ex.reveal or ex.reveal not in transposes.SPECS:
         return Revealed(key, f"Your kernel passed. Exercise '{key}' names no course kernel to compare with "
                              "(reveal = \"NAME\" in its exercise.toml).", False)
     spec = transposes.SPECS[ex.reveal]
-    title = (f"Your kernel passed. The course's version: `{ex.reveal}` — {spec.title} "
-             f"(kernels/{spec.file}, cl.transposes.kernel(\"{ex.reveal}\"))")
+    params = dict(ex.reveal_params)
+    t = transposes.kernel(ex.reveal, ex.dtypes[0], **params) if params else transposes.kernel(ex.reveal)
+    made = (f"`{t.name}`, blocks of {t.block[0]}x{t.block[1]} threads" if params else f"`{ex.reveal}`")
+    title = (f"Your kernel passed. The course's version: {made} — {spec.title} "
+             f"(kernels/{spec.file}, cl.transposes.kernel(\"{ex.reveal}\"" +
+             "".join(f", {k}={v!r}" for k, v in params.items()) + "))")
     note, lines = reveal_diff.against(ex, [get(k) for k in EXERCISES])     # the line an earlier reveal lacked
-    return Revealed(key, transposes.kernel(ex.reveal).source, True, title, note, frozenset(lines))
+    return Revealed(key, t.source, True, title, note, frozenset(lines))
+
+
+def _own_solution(key, ex) -> Revealed:
+    """reveal = "solution": this exercise's own solution for the student's parameters, where solutions are kept."""
+    if key not in solutions.keys():
+        return Revealed(key, f"Your kernel passed. The course's solution of '{key}' stays with the instructors: this "
+                             "installation carries no solution files (compare yours with a classmate's).", False)
+    text = solutions.solved(solutions.body(key, dict(ex.params) or None))
+    return Revealed(key, text + "\n", True, f"Your kernel passed. The course's solution of '{key}'"
+                    + (f" for your variant ({ex.variant})" if ex.variant else ""))

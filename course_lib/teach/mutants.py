@@ -11,13 +11,25 @@ shape. Nothing here names a tile size, a type or a line of one exercise, so an e
 folder (a 64x64 padded_tile, a double variant) is mutated as it now is, and an exercise added later
 gets every mutation that fits it.
 
+The exercise's own wrong kernels, the slips a lesson knows that no mutation makes, are written in its
+folder, ``exercises/<key>/wrong.toml`` (instructor-only, never published): :func:`written` reads them,
+each a list of replacements in solution.cu (parameters as their names, so any variant can be mutated)
+or a whole cell body, with the words the report must hold (``{TILE}``, ``{BY - 1}``: the variant's values). The same file names the derived mutations
+that must still apply (``mutations``). Either kind that no longer changes the solution — an edit took the
+text a replacement looks for, or the construct a mutation breaks — is a :class:`~course_lib.teach.spec.SpecError`
+naming the file, the entry and the fix, never a test that silently stops testing.
+
 This module rewrites source text; it compiles nothing and runs no kernel (tests/teach does both).
 """
 from __future__ import annotations
 
 import re
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
+
+from . import spec
 
 BARRIER = "__syncthreads();"
 _PADDED = re.compile(r"\[(\w+) \+ (\w+)\]\s*;")                 # tile[32][32 + 1];  tile[TILE][TILE + PAD];
@@ -33,11 +45,16 @@ _STORE = re.compile(r"^(\s*)(out\[[^\]\n]+\] = [^;\n]+;)[ \t]*(//[^\n]*)?$", re.
 @dataclass(frozen=True)
 class Mutant:
     """One wrong kernel: the mutation's name, what the student got wrong, the source, the words its
-    report must hold (a word "a|b": either; the report may name the symptom the run met first)."""
+    report must hold (a word "a|b": either; the report may name the symptom the run met first), and, where
+    the order of the report matters, the words its first problem and first hint must hold and the words no
+    part of it may (``first``, ``hint``, ``never``)."""
     name: str
     what: str
     source: str
     words: tuple
+    first: tuple = ()
+    hint: tuple = ()
+    never: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -148,6 +165,83 @@ def derive(ex, body_of: Callable[[dict], str]) -> list[Mutant]:
     return out
 
 
-def missing(m: Mutant, report_text: str) -> list[str]:
-    """The words of `m` its report does not hold ([] where the checker named the cause)."""
-    return [w for w in m.words if not any(a in report_text for a in w.split("|"))]
+def missing(m: Mutant, report_text: str, problems=()) -> list[str]:
+    """The words of `m` its report does not hold ([] where the checker named the cause): `words` anywhere,
+    `first` in the first problem and `hint` in its hint (`problems`: the report's), `never` nowhere."""
+    has = lambda w, text: any(a in text for a in w.split("|"))    # noqa: E731
+    what, hint = (problems[0] if problems else ("", ""))
+    return ([w for w in m.words if not has(w, report_text)] + [f"first problem: {w}" for w in m.first if not has(w, what)]
+            + [f"first hint: {w}" for w in m.hint if not has(w, hint)] + [f"never: {w}" for w in m.never if w in report_text])
+
+
+# ---------------------------------------------------------------------------- the folder's own (wrong.toml)
+
+_KEYS = {"what", "replace", "source", "words", "first", "hint", "never"}
+
+
+def _read(folder: Path) -> dict:
+    path = Path(folder) / spec.WRONG
+    if not path.exists():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise spec.SpecError(f"{path}: {exc}", hint="wrong.toml: mutations = [...] and [[wrong]] tables (what, "
+                             "replace or source, words); docs/INSTRUCTORS.md §7") from None
+    unknown = set(data) - {"mutations", "wrong"}
+    if unknown:
+        raise spec.SpecError(f"{path}: {sorted(unknown)[0]}: no such key", hint="wrong.toml holds `mutations` and "
+                             "[[wrong]] tables")
+    return data
+
+
+def written(folder: Path, ex, raw: str) -> list[Mutant]:
+    """The folder's wrong.toml kernels, for `ex`'s variant: `raw` is solution.cu's cell body, parameters as
+    names. A replacement whose text is not in it, or a kernel that is the solution, is a SpecError."""
+    path, params, out = Path(folder) / spec.WRONG, dict(ex.params), []
+    for i, w in enumerate(_read(folder).get("wrong", [])):
+        where = f"{path}: wrong[{i}]"
+        bad = set(w) - _KEYS if isinstance(w, dict) else {"?"}
+        lists = [w.get(k) for k in ("words", "first", "hint", "never") if k in w] if not bad else [None]
+        if bad or not isinstance(w.get("what"), str) or not all(map(_strings, lists)) or not (
+                {"words", "first", "hint"} & set(w)) or ("replace" in w) == ("source" in w):
+            raise spec.SpecError(f"{where}: {w!r}", hint="each [[wrong]] has what = \"...\", words = [\"...\"] (and/or "
+                                 "first, hint: words of the first problem and its hint; never: words nowhere) and "
+                                 "either replace = [old, new, ...] or source = \"the whole cell body\"")
+        src = w.get("source")
+        if src is None:
+            pairs = w["replace"]
+            if not _strings(pairs) or len(pairs) % 2:
+                raise spec.SpecError(f"{where} ({w['what']}): replace = [old, new, old, new, ...] strings",
+                                     hint="an even number of strings: each old text, then what replaces it")
+            src = raw                     # stub lines kept: a report's line numbers are the cell's
+            for old, new in zip(pairs[::2], pairs[1::2]):
+                if old not in src:
+                    raise spec.SpecError(f"{where} ({w['what']}): {old!r} is no longer in solution.cu",
+                                         hint="the solution changed: write this wrong kernel's replacement for the "
+                                              "new text (or remove the entry)")
+                src = src.replace(old, new)
+            if src == raw:
+                raise spec.SpecError(f"{where} ({w['what']}): the replacements leave the solution as it is",
+                                     hint="a wrong kernel must differ from the solution")
+        words = (tuple(spec.render_text(x, params, f"{where}: {k}") for x in w.get(k, ()))     # {TILE}, {BY - 1}
+                 for k in ("words", "first", "hint", "never"))
+        out.append(Mutant(f"wrong[{i}]", w["what"], spec.render(src, params), *words))
+    return out
+
+
+def _strings(x) -> bool:
+    return isinstance(x, list) and bool(x) and all(isinstance(v, str) for v in x)
+
+
+def stale(folder: Path, derived: list[Mutant]) -> list[str]:
+    """The mutations wrong.toml says must apply that no longer change the solution (each with the fix)."""
+    declared = _read(folder).get("mutations", [])
+    known = {m.name for m in MUTATIONS}
+    got = {m.name for m in derived}
+    out = [f"{Path(folder) / spec.WRONG}: mutations: {name!r} is no mutation (known: {', '.join(sorted(known))})"
+           for name in declared if name not in known]
+    out += [f"{Path(folder) / spec.WRONG}: mutations: {name!r} no longer changes the solution (the construct it "
+            "breaks is gone): remove it from the list, or give the solution back what it tests"
+            for name in declared if name in known and name not in got]
+    return out

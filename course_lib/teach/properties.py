@@ -39,44 +39,17 @@ elements; {fill} and {loop_bounds}: advice that names loops only for a kernel th
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from typing import Callable
 
 from . import blocks
-from .evidence import loop_words
+from .shape import Shape, fill
 
 __all__ = ["Shape", "Property", "coalesced", "no_bank_conflicts", "no_races", "no_uninitialized_reads",
            "uses_shared", "vector_width", "async_copies", "each_element_once", "one_tile_per_block",
            "shares_the_work", "hinted", "judge"]
 
 WORD = {"ld": "loads", "st": "stores", "atom": "atomics", "red": "atomics", "ldgsts": "cp.async writes"}
-
-
-@dataclass(frozen=True)
-class Shape:
-    """The matrix a run moved: rows x cols of `in` (batch of them), element size, copy or transpose."""
-    rows: int
-    cols: int
-    itemsize: int
-    batch: int = 1
-    copy: bool = False
-    tile: tuple | None = None      # (columns, rows) of in one block moves, where the exercise says
-    block: tuple | None = None     # threads per block
-    ctype: str = "float"           # the element's C type, for hints
-    loops: bool | None = None      # whether the kernel has a loop (None: not known), for hints that name one
-
-    def __str__(self):
-        return (f"{self.batch} x " if self.batch > 1 else "") + f"{self.rows}x{self.cols}"
-
-    def row_bytes(self, op: str) -> int:
-        """Length in bytes of one row of the array the loads (`in`) or stores (`out`) walk."""
-        return (self.cols if op == "ld" or self.copy else self.rows) * self.itemsize
-
-    def aligned(self, op: str) -> bool:
-        """Every row of that array starts on a 32-byte sector boundary (or there is only one row)."""
-        one_row = (self.rows if op == "ld" or self.copy else self.cols) * self.batch == 1
-        return one_row or self.row_bytes(op) % 32 == 0
 
 
 @dataclass(frozen=True)
@@ -91,20 +64,23 @@ class Property:
     needs: tuple = ()
 
     def hint_for(self, on) -> str:
-        """The hint with the exercise's tile ({tx} x {ty}), block ({bx} x {by}) and type ({t})."""
-        tx, ty = getattr(on, "tile", None) or (32, 32)
-        bx, by = (getattr(on, "block", None) or (tx, ty))[:2]
-        size = getattr(on, "itemsize", 4) or 4
-        # the padding that moves each row one 4-byte bank on: one word, in elements (1 for 4 and 8 bytes)
-        known = dict(tx=tx, ty=ty, bx=bx, by=by, t=getattr(on, "ctype", "float"), pad=max(1, 4 // size),
-                     **loop_words(getattr(on, "loops", None), (tx, ty), (bx, by)))   # {fill}, {loop_bounds}
-        return re.sub(r"\{(\w+)\}", lambda m: str(known.get(m[1], m[0])), self.hint)
+        """The hint with the exercise's tile, block, type, buffers or the student's array (``shape.fill``)."""
+        return fill(self.hint, on)
 
 
 def _rows(run, space, op, atomics=False):
     """Rows of `run.instructions` (and, with `atomics`, of `run.atomics`: each a load and a store)."""
     rows = [r for r in run.instructions if r["space"] == space and r["requests"] and (op is None or r["op"] == op)]
     return rows + [r for r in getattr(run, "atomics", []) if r["space"] == space and r["requests"]] if atomics else rows
+
+
+def _nbytes(on, op) -> int:
+    """Bytes of what the loads or stores move (a Shape; anything with rows, cols, batch and itemsize)."""
+    return on.nbytes(op) if hasattr(on, "nbytes") else on.rows * on.cols * on.batch * on.itemsize
+
+
+def _names(on, op) -> str:
+    return on.names(op) if hasattr(on, "names") else ("in" if op == "ld" else "out")
 
 
 def coalesced(op: str) -> Property:
@@ -131,7 +107,7 @@ def coalesced(op: str) -> Property:
                             f"a coalesced warp needs at most {allowed:.1f} here (rows of "
                             f"{on.row_bytes(walk)} bytes do not start on 32-byte sectors)")
         return None
-    side = "read rows of in" if op == "ld" else "write rows of out"
+    side = "read rows of {src}" if op == "ld" else "write rows of {dst}"
     return Property(f"global {WORD[op]} coalesced", test,
                     f"consecutive threads (threadIdx.x) must {side}: let threadIdx.x pick the column")
 
@@ -200,7 +176,7 @@ def uses_shared() -> Property:
                     + "; ".join(how))
         return None
     return Property("stages the tile in shared memory", test,
-                    "declare __shared__ {t} tile[{ty}][{tx}]; write it from in, then read it to write out",
+                    "declare __shared__ {t} tile[{ty}][{tx}]; write it from {src}, then read it to write {dst}",
                     ("flow",))
 
 
@@ -227,10 +203,10 @@ def async_copies() -> Property:
             r = plain[0]
             return (f"the global loads on line {r['line']} are ordinary loads (`{r['text'].split()[0]}`), not cp.async "
                     "copies: the element goes through a register")
-        need, moved = on.rows * on.cols * on.batch * on.itemsize, sum(r["bytes"] for r in rows)
+        need, moved = _nbytes(on, "ld"), sum(r["bytes"] for r in rows)
         if moved < need:
-            return (f"cp.async copies bring {moved:,} of the {need:,} bytes of in: every element must reach shared "
-                    "memory by a cp.async")
+            return (f"cp.async copies bring {moved:,} of the {need:,} bytes of {_names(on, 'ld')}: every element "
+                    "must reach shared memory by a cp.async")
         return None
     return Property("every global load a cp.async into shared memory", test,
                     "copy each element with __pipeline_memcpy_async(&tile[r][c], &in[...], sizeof(float)) instead of "
@@ -241,10 +217,10 @@ def each_element_once() -> Property:
     """The global loads (atomics included) move no more bytes than `in` holds, the stores (atomics
     included) no more than `out`: no element moved twice. No parameters: the bytes of the shape."""
     def test(run, on):
-        need = on.rows * on.cols * on.batch * on.itemsize
         atoms = [r for r in getattr(run, "atomics", []) if r["space"] == "global"]
         short = False
-        for op, array, verb, done in (("ld", "in", "load", "loaded"), ("st", "out", "store", "stored")):
+        for op, verb, done in (("ld", "load", "loaded"), ("st", "store", "stored")):
+            need, array = _nbytes(on, op), _names(on, op)
             moved = sum(r["bytes"] for r in _rows(run, "global", op)) + sum(r["bytes"] for r in atoms)
             short = short or moved < need    # some never moved: the result says which, and 'once' is not said
             if moved > need:

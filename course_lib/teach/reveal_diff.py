@@ -16,6 +16,11 @@ import re
 from .. import transposes
 
 
+def _params(e) -> dict:
+    """The revealed kernel's parameters: the catalog's defaults, with those the exercise's reveal gives."""
+    return {**transposes.SPECS[e.reveal].defaults, **dict(getattr(e, "reveal_params", ()))}
+
+
 def _earlier(ex, others):
     """The exercise of the closest earlier lesson whose revealed kernel lives in the same file."""
     specs = transposes.SPECS
@@ -23,7 +28,7 @@ def _earlier(ex, others):
     if mine is None:
         return None
     same = [o for o in others if o.key != ex.key and o.lesson < ex.lesson and o.reveal in specs
-            and specs[o.reveal].file == mine.file and o.reveal != ex.reveal]
+            and specs[o.reveal].file == mine.file and _params(o) != _params(ex)]
     return max(same, key=lambda o: o.lesson, default=None)
 
 
@@ -33,9 +38,8 @@ def against(ex, others) -> tuple[str, set]:
     before = _earlier(ex, others)
     if before is None:
         return "", set()
-    new, old = transposes.SPECS[ex.reveal], transposes.SPECS[before.reveal]
-    changed = {k: (old.defaults.get(k), new.defaults.get(k)) for k in {*old.defaults, *new.defaults}
-               if old.defaults.get(k) != new.defaults.get(k)}
+    new, old = _params(ex), _params(before)
+    changed = {k: (old.get(k), new.get(k)) for k in {*old, *new} if old.get(k) != new.get(k)}
     if not changed:
         return "", set()
     source = transposes.kernel(ex.reveal).source.splitlines()

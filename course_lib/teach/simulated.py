@@ -42,16 +42,24 @@ def shared_flow(fn, grid, block, a, want, out) -> tuple[int, int, int]:
     """(elements moved through shared memory, elements that bypassed it, the others) of `want`,
     from a second run on input `a` into `out` (a fresh poisoned output) with shared loads scrambled."""
     rows, cols = a.shape[-2:]
-    total = int(want.size)
+    return flow(fn, grid, block, (out, a, np.int32(rows), np.int32(cols)), [(out, want)])
+
+
+def flow(fn, grid, block, args, pairs) -> tuple[int, int, int]:
+    """shared_flow for any parameter list: `args` with fresh buffers, `pairs` [(array written, what it
+    must hold)], counted over every written buffer."""
+    total = sum(int(want.size) for _, want in pairs)
     try:
-        launch(fn, grid, block, (out, a, np.int32(rows), np.int32(cols)), check_races=False, count_metrics=False,
-               scramble_shared=SCRAMBLE)
+        launch(fn, grid, block, args, check_races=False, count_metrics=False, scramble_shared=SCRAMBLE)
     except KernelError:
         return 0, 0, total
-    got = out.reshape(-1).view(np.uint8).reshape(total, -1)
-    right = want.reshape(-1).view(np.uint8).reshape(total, -1)
-    through = int((got == (right ^ np.uint8(SCRAMBLE))).all(axis=1).sum())
-    bypassed = int((got == right).all(axis=1).sum())
+    through = bypassed = 0
+    for out, want in pairs:
+        n = int(want.size)
+        got = out.reshape(-1).view(np.uint8).reshape(n, -1)
+        right = want.reshape(-1).view(np.uint8).reshape(n, -1)
+        through += int((got == (right ^ np.uint8(SCRAMBLE))).all(axis=1).sum())
+        bypassed += int((got == right).all(axis=1).sum())
     return through, bypassed, total - through - bypassed
 
 

@@ -78,6 +78,10 @@ def test_hidden_draws_keep_their_guarantees_for_every_student(key):
         assert not shown & {s[-2:] for s in shapes} and len(set(shapes)) == len(shapes)
         assert all(2 <= s[0] <= 3 for s in shapes) if rules.batch else True
         pairs = [s[-2:] for s in shapes]
+        if rules.square:                                         # an in-place transpose: square, large kept ~2048
+            assert all(r == c for r, c in pairs) and max(r for r, _ in pairs) >= H._bounds(rules, 2049, 2200)[0]
+            assert {r % rules.rows.tile for r, _ in pairs} >= _walked(rules.rows)
+            continue
         for d, axis in ((rules.rows, 0), (rules.cols, 1)):
             sizes = {p[axis] for p in pairs}
             if d.fixed is not None:                              # aos_struct's cols: the same in every shape
@@ -162,7 +166,7 @@ def test_a_kernel_wrong_only_on_large_or_both_off_tile_shapes_fails_every_studen
     line, wrong = WRONG[name]
     ex = E.get("tile_32x8")
     src = OWN_32x8.replace("    __shared__", f"    {line}\n    __shared__", 1)
-    fn = magic.compile_cell("", src)[1]["transpose_32x8"]
+    fn = magic.compile_cell("", src)[1][ex.kernel]
     assert E.check("tile_32x8", fn, gpu=False).ok                         # the release's shapes do not see it
     assert not any(wrong(*s) for s in ex.shapes)
     assert all(_caught(H.hidden_shapes(ex, "term-seed", s, "a"), wrong) for s in STUDENTS)
@@ -181,7 +185,7 @@ def test_one_exact_pair_of_residues_is_caught_only_now_and_then():
 
 def test_the_grader_reads_the_exercise_cell_and_allows_only_harmless_cuda_options():
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("transpose_32x8 = None"),
+    nb.cells = [nbformat.v4.new_code_cell(f"{E.get('tile_32x8').kernel} = None"),
                 nbformat.v4.new_code_cell("%%cuda -DTILE=32 --std=c++17\n" + solutions.stub("tile_32x8"))]
     nb.cells[1].metadata["nbgrader"] = {"grade_id": "tile_32x8_kernel"}
     line, body = grader.split(grader.kernel_cell(nb, "tile_32x8"), "tile_32x8")
@@ -190,7 +194,7 @@ def test_the_grader_reads_the_exercise_cell_and_allows_only_harmless_cuda_option
         with pytest.raises(grader.Refused, match="not allowed|does not understand"):
             grader.split(f"%%cuda {bad}\n" + solutions.stub("tile_32x8"), "tile_32x8")
     with pytest.raises(grader.Refused, match="not a %%cuda cell"):
-        grader.split("transpose_32x8 = cl.transposes.kernel('padded_32x8').function", "tile_32x8")
+        grader.split(f"{E.get('tile_32x8').kernel} = cl.transposes.kernel('padded_32x8').function", "tile_32x8")
     assert "markers" in grader.copied(solutions.body("tile_32x8"), "tile_32x8")
     assert grader.copied(solutions.stub("tile_32x8"), "tile_32x8") is None
 
@@ -296,8 +300,9 @@ def test_a_kernel_s_printf_cannot_forge_the_grader_s_verdict():
     except sandbox.SandboxUnavailable as exc:
         pytest.skip(str(exc))
     nb = nbformat.v4.new_notebook()
+    ex = E.get("tile_32x8")
     nb.cells = [nbformat.v4.new_code_cell(
-        "%%cuda\n#include <cstdio>\n__global__ void transpose_32x8(float* out, const float* in, int rows, int cols)\n"
+        f"%%cuda\n#include <cstdio>\n__global__ void {ex.kernel}({', '.join(map(str, ex.parameters))})\n"
         '{ if (!threadIdx.x && !blockIdx.x && !blockIdx.y) printf("{\\"ok\\": true, \\"text\\": \\"forged\\"}\\n"); }')]
     ok, text = grader.grade(nb, "tile_32x8", [(33, 70)])
     assert not ok and "forged" not in text and "never written" in text

@@ -252,21 +252,6 @@ def test_check_finds_stale_stored_outputs_of_an_exercises_cells(monkeypatch):
     assert any("not the checker's answer to the stub" in x for x in authoring.stale_outputs(nb, path.name, reports))
 
 
-def test_the_question_the_notebook_shows_comes_from_the_exercise_folder(monkeypatch):
-    path = next(p for p in NOTEBOOKS if p.name.startswith("06_"))
-    nb = _read(path)
-    assert not authoring.question_problems(nb, path.name)          # every notebook's text is its folder's now
-    ex = E.EXERCISES["tile_32x8"]
-    monkeypatch.setitem(E.EXERCISES, "tile_32x8", dataclasses.replace(ex, question="## Exercise: new words\n\nMore."))
-    (problem,) = authoring.question_problems(nb, path.name)
-    assert "not the `question` of exercises/tile_32x8/exercise.toml" in problem
-    i, cell = authoring._question_cell(nb, "tile_32x8")
-    before = cell.source[:cell.source.index("## Exercise")]
-    assert authoring.question_problems(nb, path.name, sync=True)
-    assert nb.cells[i].source == before + "## Exercise: new words\n\nMore."   # the text above it is kept
-    assert not authoring.question_problems(nb, path.name)
-
-
 def test_check_finds_a_solution_shown_above_its_exercise_mistakes_included():
     nb06 = next(p for p in NOTEBOOKS if p.name.startswith("06_"))
     nb = _read(nb06)

@@ -122,7 +122,8 @@ def wheel_files(course_build) -> dict[str, str]:
 @pytest.mark.slow          # builds a wheel from a fresh clone
 def test_the_built_wheel_carries_no_solution(wheel_files):
     assert any(n.startswith("course_lib/kernels/") and n.endswith(".cu") for n in wheel_files)
-    assert not [n for n in wheel_files if "solutions/" in n or n.endswith("/solution.cu")], "the wheel ships a solution"
+    assert not [n for n in wheel_files if "solutions/" in n or n.endswith(("/solution.cu", "/wrong.toml"))], \
+        "the wheel ships a solution (or wrong kernels written from one)"
     leaks = []
     for name, text in wheel_files.items():
         if name.startswith("course_lib/kernels/"):
@@ -161,6 +162,7 @@ def test_instructor_only_paths_are_one_glob_list():
     only = publish.instructor_only
     assert only("kernels/solutions/shared_tile.cu") and only("kernels/solutions/more/x.cu")
     assert only("exercises/shared_tile/solution.cu") and only("exercises/shared_tile/hidden.json")
+    assert only("exercises/inplace/wrong.toml")            # wrong kernels are the solution, edited: never published
     assert not only("kernels/tile.cu") and not only("exercises/shared_tile/stub.cu")
     assert not only("exercises/a/b/solution.cu"), "'*' is one folder name, '**' any number"
 

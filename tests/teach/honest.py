@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 
-from course_lib.teach import solutions
+from course_lib.teach import exercises as E
+from course_lib.teach import solutions, spec
 
 
 def own(key: str, params=None) -> str:
@@ -52,6 +53,13 @@ _TILE_LDG = """__global__ void NAME(T* out, const T* in, int rows, int cols)
 }"""
 
 
+def _params(key: str, text: str) -> str:
+    """A kernel written with the exercise's parameter names (TILE, BY, T) and KERNEL, for its default variant: a
+    tile_32x8 made 64x64 in its folder gets honest kernels of its own tile."""
+    ex = E.get(key)
+    return spec.render(text.replace("KERNEL", ex.kernel), dict(ex.params))
+
+
 def _tile(name, width, t):
     return [re.sub(r"\bT\b", t, k.replace("NAME", name).replace("WIDTH", width))
             for k in (_TILE_WORDS, _TILE_SIZE_T, _TILE_LDG)]
@@ -60,56 +68,56 @@ def _tile(name, width, t):
 HONEST = {
     "shared_tile": _tile("transpose_tile", "32", "float"),
     "padded_tile": _tile("transpose_padded", "32 + 2", "unsigned short"),      # its default: 2-byte elements
-    "tile_32x8": ["""__global__ void transpose_32x8(float* out, const float* in, int rows, int cols)
+    "tile_32x8": [_params("tile_32x8", k) for k in ["""__global__ void KERNEL(T* out, const T* in, int rows, int cols)
 {
-    __shared__ float tile[32][33];
-    int x = blockIdx.x * 32 + threadIdx.x, y = blockIdx.y * 32 + threadIdx.y;
+    __shared__ T tile[TILE][{TILE + 1}];
+    int x = blockIdx.x * TILE + threadIdx.x, y = blockIdx.y * TILE + threadIdx.y;
     int j = 0;
-    while (j < 32) {
+    while (j < TILE) {
         if (x < cols && y + j < rows)
             tile[threadIdx.y + j][threadIdx.x] = in[(size_t)(y + j) * cols + x];
-        j += 8;
+        j += BY;
     }
     __syncthreads();
-    x = blockIdx.y * 32 + threadIdx.x;
-    y = blockIdx.x * 32 + threadIdx.y;
-    for (j = 0; j < 32; j += 8)
+    x = blockIdx.y * TILE + threadIdx.x;
+    y = blockIdx.x * TILE + threadIdx.y;
+    for (j = 0; j < TILE; j += BY)
         if (x < rows && y + j < cols)
             out[(size_t)(y + j) * rows + x] = tile[threadIdx.x][threadIdx.y + j];
-}""", """__global__ void transpose_32x8(float* out, const float* in, int rows, int cols)
+}""", """__global__ void KERNEL(T* out, const T* in, int rows, int cols)
 {
-    __shared__ float tile[32][32 + 1];
-    const int col = blockIdx.x * 32 + threadIdx.x, top = blockIdx.y * 32;
+    __shared__ T tile[TILE][TILE + 1];
+    const int col = blockIdx.x * TILE + threadIdx.x, top = blockIdx.y * TILE;
     if (col < cols)
-        for (int k = 0; k < 4; ++k) {
-            int r = top + threadIdx.y + 8 * k;
+        for (int k = 0; k < TILE / BY; ++k) {
+            int r = top + threadIdx.y + BY * k;
             if (r < rows)
-                tile[threadIdx.y + 8 * k][threadIdx.x] = in[(size_t)r * cols + col];
+                tile[threadIdx.y + BY * k][threadIdx.x] = in[(size_t)r * cols + col];
         }
     __syncthreads();
-    const int ocol = top + threadIdx.x, otop = blockIdx.x * 32;
+    const int ocol = top + threadIdx.x, otop = blockIdx.x * TILE;
     if (ocol < rows)
-        for (int k = 0; k < 4; ++k) {
-            int orow = otop + threadIdx.y + 8 * k;
+        for (int k = 0; k < TILE / BY; ++k) {
+            int orow = otop + threadIdx.y + BY * k;
             if (orow < cols)
-                out[(size_t)orow * rows + ocol] = tile[threadIdx.x][threadIdx.y + 8 * k];
+                out[(size_t)orow * rows + ocol] = tile[threadIdx.x][threadIdx.y + BY * k];
         }
-}""", """__global__ void transpose_32x8(float* out, const float* in, int rows, int cols)
+}""", """__global__ void KERNEL(T* out, const T* in, int rows, int cols)
 {
-    __shared__ float tile[32][33];
-    int x = blockIdx.x * 32 + threadIdx.x, y = blockIdx.y * 32 + threadIdx.y;
-    const float* src = in + (size_t)y * cols + x;
-    for (int j = 0; j < 32; j += 8, src += (size_t)8 * cols)
+    __shared__ T tile[TILE][{TILE + 1}];
+    int x = blockIdx.x * TILE + threadIdx.x, y = blockIdx.y * TILE + threadIdx.y;
+    const T* src = in + (size_t)y * cols + x;
+    for (int j = 0; j < TILE; j += BY, src += (size_t)BY * cols)
         if (x < cols && y + j < rows)
             tile[threadIdx.y + j][threadIdx.x] = *src;
     __syncthreads();
-    x = blockIdx.y * 32 + threadIdx.x;
-    y = blockIdx.x * 32 + threadIdx.y;
-    float* dst = out + (size_t)y * rows + x;
-    for (int j = 0; j < 32; j += 8, dst += (size_t)8 * rows)
+    x = blockIdx.y * TILE + threadIdx.x;
+    y = blockIdx.x * TILE + threadIdx.y;
+    T* dst = out + (size_t)y * rows + x;
+    for (int j = 0; j < TILE; j += BY, dst += (size_t)BY * rows)
         if (x < rows && y + j < cols)
             *dst = tile[threadIdx.x][threadIdx.y + j];
-}"""],
+}"""]],
     "column_read": ["""__global__ void transpose_col(float* out, const float* in, int rows, int cols)
 {
     int row = blockIdx.y * blockDim.x + threadIdx.x;

@@ -13,6 +13,7 @@
 Each hole is first shown open (the checker with that check switched off accepts the kernel), so a
 test here cannot pass by accident. Simulator only; nothing timed."""
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ import course_lib as cl
 from course_lib import paths
 from course_lib.notebook import magic
 from course_lib.teach import exercises as E
-from course_lib.teach import footprint, origin, runs, solutions
+from course_lib.teach import footprint, origin, solutions
 
 SOL = {key: solutions.body(key) for key in solutions.keys()}
 
@@ -46,7 +47,7 @@ def _open_without(monkeypatch, key, fn, *switched_off, **options):
     assert report.ok, repr(report)
 
 
-NOT_MINE = (runs.origin, "borrowed", lambda fn, ex=None: None)
+NOT_MINE = (origin, "borrowed", lambda fn, ex=None: None)
 NOT_SPREAD = (footprint, "spread", lambda *a: [])
 NO_TRAFFIC = (footprint, "traffic", lambda *a: [])
 NOT_WIDE = (footprint, "wide", lambda *a: [])
@@ -54,17 +55,38 @@ NOT_WIDE = (footprint, "wide", lambda *a: [])
 
 # ------------------------------------------------------------------------------------ the course's kernels
 
-COURSE = [("shared_tile", "tile", {}), ("padded_tile", "padded", {"PAD": 2}), ("tile_32x8", "padded_32x8", {}),
-          ("vectorized", "vec", {"PAD": 1}), ("async_tile", "async", {"STAGES": 1, "TILES": 1})]
+def _answers(ex, t) -> bool:
+    """The course kernel `t` is launched as exercise `ex` is: the same block, tile and output (then it answers it)."""
+    return (not ex.custom and ex.grid is None and len(ex.shapes[0]) == 2 and tuple(t.block) == tuple(ex.block[:2])
+            and tuple(t.tile) == ex.tile and t.is_copy == ex.copy and not t.swap_grid and t._grid is None)
 
 
-@pytest.mark.parametrize("key,course,params", COURSE, ids=[c[0] for c in COURSE])
+# every exercise whose reveal is a course kernel, with the parameters its folder gives (so a 64x64 tile_32x8
+# reveals, and is answered by, tile<float, 64, 8, 1>); and two whose reveal is a pipeline, answered by one stage
+COURSE = [(key, ex.reveal, dict(ex.reveal_params)) for key, ex in sorted(E.EXERCISES.items())
+          if ex.reveal in cl.transposes.SPECS and not ex.custom]
+COURSE += [("vectorized", "vec", {"PAD": 1}), ("async_tile", "async", {"STAGES": 1, "TILES": 1})]
+
+
+@pytest.mark.parametrize("key,course,params", COURSE, ids=[f"{c[0]}-{c[1]}" for c in COURSE])
 def test_the_course_kernel_is_refused(monkeypatch, key, course, params):
-    dtype = E.get(key).dtypes[0]                                            # padded_tile moves 2-byte elements
-    fn = cl.transposes.kernel(course, dtype, **params).function             # the idiom notebook 06 shows
-    _open_without(monkeypatch, key, fn, NOT_MINE)
-    text = _report(key, fn)
+    ex = E.get(key)
+    t = cl.transposes.kernel(course, ex.dtypes[0], **params)
+    text = _report(key, t.function)                                    # the idiom notebook 06 shows
     assert "course's own kernel" in text and "not one you wrote" in text and "%%cuda cell" in text
+
+
+def test_the_hole_is_real_course_kernels_answer_at_least_three_exercises_as_their_folders_reveal_them(monkeypatch):
+    answered = []
+    for key, course, params in COURSE:
+        ex = E.get(key)
+        t = cl.transposes.kernel(course, ex.dtypes[0], **params)
+        if _answers(ex, t):
+            with monkeypatch.context() as m:
+                m.setattr(*NOT_MINE)
+                if E.check(key, t.function, gpu=False).ok:
+                    answered.append(key)
+    assert len(answered) >= 3, answered
 
 
 TILE_CU = (paths.KERNELS / "tile.cu").read_text()
@@ -171,15 +193,28 @@ def test_a_block_that_also_does_its_neighbours_tile_is_refused(monkeypatch):
     assert "loads move" in text and "2 times" in text and "more than once" in text
 
 
+_TILE_STORE = re.compile(r"^(?P<indent>[ \t]*)out\[(?P<at>[^\]\n]+)\] = (?P<value>tile\[[^;\n]+\]);[ \t]*$", re.M)
+
+
+def _stored_from_a_tile():
+    """The first exercise (one block per tile, the course's signature) whose solution stores `out[...] = tile[...];`."""
+    for key in sorted(SOL):
+        ex = E.get(key)
+        m = _TILE_STORE.search(SOL[key])
+        if m and ex.own_tiles and not ex.custom and len(ex.shapes[0]) == 2:
+            return key, ex, m
+    pytest.fail("no exercise stores out[...] = tile[...]: the test needs one")
+
+
 def test_storing_every_element_twice_is_refused(monkeypatch):
     """Each element stored twice (volatile, so the compiler keeps both): per-request ratios stay ideal."""
-    src = SOL["tile_32x8"].replace(
-        "            out[(size_t)(y + j) * rows + x] = tile[threadIdx.x][threadIdx.y + j];",
-        "        {\n            volatile float* o = out + (size_t)(y + j) * rows + x;\n"
-        "            *o = tile[threadIdx.x][threadIdx.y + j];\n            *o = tile[threadIdx.x][threadIdx.y + j];\n        }")
-    fn = _kernel(src, "transpose_32x8")
-    _open_without(monkeypatch, "tile_32x8", fn, NO_TRAFFIC)
-    text = _report("tile_32x8", fn)
+    key, ex, m = _stored_from_a_tile()
+    t = ex.parameters[0].ctype.rstrip("*")
+    twice = (f"{m['indent']}{{ volatile {t}* o = out + {m['at']}; *o = {m['value']}; *o = {m['value']}; }}")
+    src = SOL[key][:m.start()] + twice + SOL[key][m.end():]
+    fn = _kernel(src, ex.kernel)
+    _open_without(monkeypatch, key, fn, NO_TRAFFIC)
+    text = _report(key, fn)
     assert "stores move" in text and "2 times" in text and "stored more than once" in text
 
 

@@ -33,6 +33,11 @@ def _mutate(key, pairs):
     return src
 
 
+def _raw(key):
+    """solution.cu's cell body with its parameters as names (what wrong.toml's replacements apply to)."""
+    return solutions._cell(solutions.path(key).read_text())
+
+
 def test_every_exercise_has_a_solution_file_and_every_file_an_exercise():
     assert set(SOL) == set(E.EXERCISES)
     assert {"00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12"} == {ex.lesson for ex in E.EXERCISES.values()}
@@ -55,211 +60,19 @@ def test_stub_compiles_and_fails_cleanly(key):
     assert not report.ok and "hint:" in repr(report) and all(what and hint for what, hint in report.problems)
 
 
-TILE_IN = ("if (x < cols && y < rows)\n        tile[threadIdx.y][threadIdx.x] = in[(size_t)y * cols + x];\n"
-           "    __syncthreads();\n")
-BARRIER_IN_IF = ("if (x < cols && y < rows) {\n        tile[threadIdx.y][threadIdx.x] = in[(size_t)y * cols + x];\n"
-                 "        __syncthreads();\n    }\n")
-BARRIER_WORDS = ["Barrier skipped", "1000x1030", "do not return early"]
-ASYNC_COPY = ("__pipeline_memcpy_async(&tile[threadIdx.y + j][threadIdx.x], &in[(size_t)(y + j) * cols + x],\n"
-              "                                    sizeof(float));")
-ASYNC_WAIT = "    __pipeline_wait_prior(0);                    // this thread's copies have landed\n"
-ASYNC_BARRIER = "    __syncthreads();                             // ... and so have every other thread's\n"
-
-# (exercise, what the student got wrong, (old, new, ...) applied to the solution file, words the report must hold)
-WRONG = [
-    # 00: the copy
-    ("first_copy", "copies the transposed element", ("out[y * cols + x] = in[y * cols + x];",
-                                                     "out[x * rows + y] = in[y * cols + x];"),
-     ["96x160", "elements are wrong", "out[r * cols + c]"]),
-    ("first_copy", "bounds test one too generous", ("if (x < cols && y < rows)", "if (x <= cols && y < rows)"),
-     ["Out of bounds", "line", "bounds test"]),
-    ("first_copy", "8 rows per warp: correct, 8 sectors per request",
-     ("int x = blockIdx.x * blockDim.x + threadIdx.x;", "int x = blockIdx.x * 32 + threadIdx.y * 4 + threadIdx.x / 8;",
-      "int y = blockIdx.y * blockDim.y + threadIdx.y;", "int y = blockIdx.y * 8 + threadIdx.x % 8;"),
-     ["correct on 5 shapes", "8.0 sectors per request", "4 would be coalesced"]),
-    ("first_copy", "an int temporary", ("out[y * cols + x] = in[y * cols + x];",
-                                        "int v = in[y * cols + x]; out[y * cols + x] = v;"),
-     ["lost their fraction", "float"]),
-    # 01: one thread per element, a 1D grid
-    ("per_element", "no test for the threads past the end", ("    if (i < (size_t)rows * cols) {\n", "    {\n"),
-     ["Out of bounds", "bounds test"]),
-    ("per_element", "row and column from the wrong division", ("size_t r = i / cols, c = i % cols;", "size_t r = i % rows, c = i / rows;"),
-     ["96x160", "elements are wrong"]),
-    ("per_element", "threads numbered block fastest: a warp reads 32 elements a block apart",
-     ("size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;", "size_t i = (size_t)threadIdx.x * gridDim.x + blockIdx.x;"),
-     ["correct on 5 shapes", "sectors per request"]),
-    # 02: the grid-stride copy (a grid of 8 blocks: not one tile per block, so each element once is its own property)
-    ("grid_copy", "step = gridDim.x * blockDim.x: the 8 rows of threads forgotten, every element ~8 times",
-     ("size_t step = (size_t)gridDim.x * blockDim.y * blockDim.x;", "size_t step = (size_t)gridDim.x * blockDim.x;"),
-     ["correct on 5 shapes", "loaded more than once", "blockDim.x * blockDim.y"]),
-    ("grid_copy", "step = blockDim.x", ("size_t step = (size_t)gridDim.x * blockDim.y * blockDim.x;", "size_t step = blockDim.x;"), ["loaded more than once"]),
-    ("grid_copy", "threadIdx.y left out of the thread's number", ("((size_t)blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x", "(size_t)blockIdx.x * blockDim.x + threadIdx.x"),
-     ["never written"]),
-    # ... and the grid must be numbered: one block, or one warp, copying everything is refused (issue 35)
-    ("grid_copy", "one block copies the whole matrix, the other seven return",
-     ("size_t first = ((size_t)blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;",
-      "if (blockIdx.x != 0) return;\n    size_t first = (size_t)threadIdx.y * blockDim.x + threadIdx.x;",
-      "size_t step = (size_t)gridDim.x * blockDim.y * blockDim.x;", "size_t step = (size_t)blockDim.y * blockDim.x;"),
-     ["every block and warp does its share", "block (0, 0, 0) wrote 4,096 of the 4,096", "wrote none",
-      "every block of the grid", "blockIdx.x, threadIdx.y and threadIdx.x all count"]),
-    ("grid_copy", "one warp copies the whole matrix",
-     ("size_t first = ((size_t)blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;",
-      "if (blockIdx.x != 0 || threadIdx.y != 0) return;\n    size_t first = threadIdx.x;",
-      "size_t step = (size_t)gridDim.x * blockDim.y * blockDim.x;", "size_t step = 32;"),
-     ["every block and warp does its share", "all of them by its warp 0", "wrote none"]),
-    ("grid_copy", "warp 0 of each block copies that block's share, threadIdx.y left idle",
-     ("size_t first = ((size_t)blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;",
-      "if (threadIdx.y != 0) return;\n    size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;",
-      "size_t step = (size_t)gridDim.x * blockDim.y * blockDim.x;", "size_t step = (size_t)gridDim.x * blockDim.x;"),
-     ["warp 0 of block (0, 0, 0) wrote 512 elements of out, 8 times its share", "warps 1-7 of each block wrote none"]),
-    ("grid_copy", "threads numbered y fastest: 8 rows apart in a warp",
-     ("((size_t)blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x", "((size_t)blockIdx.x * blockDim.x + threadIdx.x) * blockDim.y + threadIdx.y"),
-     ["correct on 5 shapes", "32.0 sectors per request", "threadIdx.x"]),
-    # 03: the column-reading naive transpose
-    ("column_read", "naive_row's mapping pasted in", ("int r = blockIdx.y * 32 + threadIdx.x;", "int r = blockIdx.y * 8 + threadIdx.y;",
-                                                      "int c = blockIdx.x * 8 + threadIdx.y;", "int c = blockIdx.x * 32 + threadIdx.x;"),
-     ["never written", "32.0 sectors per request", "threadIdx.x"]),
-    ("column_read", "threadIdx.x split over 8 columns: right answer, 8 sectors per store",
-     ("int r = blockIdx.y * 32 + threadIdx.x;", "int r = blockIdx.y * 32 + threadIdx.y * 4 + threadIdx.x / 8;",
-      "int c = blockIdx.x * 8 + threadIdx.y;", "int c = blockIdx.x * 8 + threadIdx.x % 8;"),
-     ["correct on 5 shapes", "8.0 sectors per request", "4 would be coalesced"]),
-    ("column_read", "out indexed with the input's row length", ("out[(size_t)c * rows + r]", "out[(size_t)c * cols + r]"),
-     ["Out of bounds", "'out'", "line"]),
-    ("column_read", "no bounds test", ("    if (r < rows && c < cols)\n", ""), ["1000x1030", "Out of bounds", "bounds test"]),
-    ("column_read", "bounds test compares r with cols and c with rows", ("if (r < rows && c < cols)", "if (r < cols && c < rows)"),
-     ["96x160", "never written", "Out of bounds"]),
-    ("column_read", "an int temporary", ("out[(size_t)c * rows + r] = in[(size_t)r * cols + c];",
-                                         "{ int v = in[(size_t)r * cols + c]; out[(size_t)c * rows + r] = v; }"),
-     ["lost their fraction"]),
-    # 04: the shared tile
-    ("shared_tile", "tile read back untransposed", ("= tile[threadIdx.x][threadIdx.y]", "= tile[threadIdx.y][threadIdx.x]"),
-     ["elements are wrong", "only the elements on the tile's own diagonal are right", "tile[threadIdx.x][threadIdx.y]"]),
-    ("shared_tile", "bounds test compares y with cols", ("if (x < cols && y < rows)", "if (x < cols && y < cols)"),
-     ["1000x1030", "Out of bounds", "line"]),
-    ("shared_tile", "the barrier inside the bounds if (CUDA_Freshman's tile)", (TILE_IN, BARRIER_IN_IF), BARRIER_WORDS),
-    ("shared_tile", "threads outside the matrix return early",
-     ("    if (x < cols && y < rows)\n        tile", "    if (x >= cols || y >= rows) return;\n    tile"), BARRIER_WORDS),
-    ("shared_tile", "barrier only when the matrix is a multiple of 32: races on the other shapes",
-     ("__syncthreads();", "if (rows % 32 == 0 && cols % 32 == 0) __syncthreads();"),
-     ["no races", "on 1000x1030", "RAW"]),
-    ("shared_tile", "an int tile", ("__shared__ float tile[32][32];", "__shared__ int tile[32][32];"),
-     ["lost their fraction", "float"]),
-    # 05: padding — the rest is derived from the exercise's own solution and parameters (DERIVED below)
-    ("shared_tile", "the tile only for square matrices, the naive transpose for the rest",
-     ("    int y = blockIdx.y * 32 + threadIdx.y;          // row of in\n",
-      "    int y = blockIdx.y * 32 + threadIdx.y;          // row of in\n"
-      "    if (rows != cols) {\n        if (x < cols && y < rows) out[(size_t)x * rows + y] = in[(size_t)y * cols + x];\n"
-      "        return;\n    }\n"),
-     ["global stores coalesced", "on 96x160", "32.0 sectors per request"]),
-    # 06: 32x8 threads, four elements each
-    ("tile_32x8", "stores only the first quarter", ("for (int j = 0; j < 32; j += 8)\n        if (x < rows",
-                                                    "for (int j = 0; j < 8; j += 8)\n        if (x < rows"),
-     ["never written"]),
-    ("tile_32x8", "forgets + j when reading the tile", ("tile[threadIdx.x][threadIdx.y + j]", "tile[threadIdx.x][threadIdx.y]"),
-     ["elements are wrong"]),
-    ("tile_32x8", "fills one row per thread (the 32x32 load kept)",
-     ("    for (int j = 0; j < 32; j += 8)\n        if (x < cols && y + j < rows)\n            tile[threadIdx.y + j]",
-      "    for (int j = 0; j < 8; j += 8)\n        if (x < cols && y + j < rows)\n            tile[threadIdx.y + j]"),
-     ["reads only shared memory that was written", "no thread of this block has written", "fill the whole tile"]),
-    ("tile_32x8", "the barrier inside the store loop's bounds test",
-     ("    __syncthreads();\n", "", "            out[(size_t)(y + j) * rows + x] = tile[threadIdx.x][threadIdx.y + j];",
-      "            { __syncthreads(); out[(size_t)(y + j) * rows + x] = tile[threadIdx.x][threadIdx.y + j]; }"),
-     ["Barrier skipped", "1000x1030"]),
-    # 07: float4
-    ("vectorized", "scalar global accesses",
-     ("float4 v = *reinterpret_cast<const float4*>(in + (size_t)r * cols + c);",
-      "float4 v; const float* p = in + (size_t)r * cols + c; v.x = p[0]; v.y = p[1]; v.z = p[2]; v.w = p[3];"),
-     ["16-byte", "4 bytes per thread", "float4"]),
-    ("vectorized", "no column bounds test", ("if (r < rows && c < cols)", "if (r < rows)"), ["Out of bounds"]),
-    ("vectorized", "the barrier inside the load's bounds test",
-     ("        row[0] = v.x; row[1] = v.y; row[2] = v.z; row[3] = v.w;\n    }\n    __syncthreads();",
-      "        row[0] = v.x; row[1] = v.y; row[2] = v.z; row[3] = v.w;\n        __syncthreads();\n    }"),
-     ["Barrier skipped", "100x132"]),
-    # 08: structs of 40 floats (Giles); ptxas makes the stub's reads ten LDS.128 per lane
-    ("aos_struct", "k = i + j*I (the stub): LDS.128 reads, still 2-way", ("return n + n / 160;", "return n;"),
-     ["bank conflicts", "shared loads", "8.0 wavefronts per request", "LDS.128", "32F"]),
-    ("aos_struct", "Giles's mapping for I = 6 copied: runs past the array", ("return n + n / 160;", "return n + n / 96;"),
-     ["Out of bounds", "'s'", "size"]),
-    ("aos_struct", "padding every 32P = 256 elements instead of 32F: 2-way column reads",
-     ("return n + n / 160;", "return n + n / 256;"), ["bank conflicts", "shared loads", "2.0 wavefronts per request"]),
-    ("aos_struct", "one word per struct, k = i + j*(I+1): runs out of the padding", ("return n + n / 160;", "return n + j;"),
-     ["Out of bounds", "'s'", "size"]),
-    ("aos_struct", "one word per struct with room for it: conflicts on the writes",
-     ("return n + n / 160;", "return n + j;", "32 * I + 8]", "32 * (I + 1)]"), ["bank conflicts", "shared stores"]),
-    ("aos_struct", "padding after every 32 instead of 160: runs past the array", ("return n + n / 160;", "return n + n / 32;"),
-     ["Out of bounds", "shared"]),
-    ("aos_struct", "no __syncwarp", ("    __syncwarp();\n", ""), ["no races", "__syncwarp()"]),
-    ("aos_struct", "each lane loads its own struct (no shared memory)",
-     ("mine[slot(i + lane * I, lane)]", "in[(size_t)(first + lane) * I + i]"),
-     ["never touches shared memory", "32.0 sectors per request", "n = l + 32m"]),
-    # 09: 16-bit pairs
-    ("packed_b16", "the stub: words passed through unchanged",
-     ("lo = __byte_perm(a, b, 0x5410);", "lo = a;", "hi = __byte_perm(a, b, 0x7632);", "hi = b;"), ["elements are wrong", "hint:"]),
-    ("packed_b16", "selectors of lo and hi swapped", ("0x5410", "0xAAAA", "0x7632", "0x5410", "0xAAAA", "0x7632"),
-     ["every element is wrong"]),
-    ("packed_b16", "halves of each word swapped", ("0x5410", "0x1054", "0x7632", "0x3276"), ["elements are wrong"]),
-    ("packed_b16", "loads two 16-bit elements separately",
-     ("v = *reinterpret_cast<const unsigned*>(in + (size_t)r * cols + c);",
-      "v = in[(size_t)r * cols + c] | (unsigned)in[(size_t)r * cols + c + 1] << 16;"),
-     ["4-byte global loads and stores", "2 bytes per thread", "32-bit word"]),
-    ("packed_b16", "pairs built from signed shorts: the sign spreads into the high half",
-     ("lo = __byte_perm(a, b, 0x5410);", "lo = (unsigned)(short)a | (unsigned)(short)b << 16;"),
-     ["elements are wrong", "sign was spread", "unsigned short"]),
-    ("packed_b16", "the barrier inside the load's bounds test",
-     ("    __syncthreads();\n", "", "        w[j][threadIdx.x] = v;\n", "        w[j][threadIdx.x] = v;\n        if (r < rows) __syncthreads();\n"),
-     ["Barrier skipped", "2x4098"]),
-    # 10: batches
-    ("batched", "only in is moved", ("    out += blockIdx.z * matrix;\n", ""), ["the wrong values come from matrix", "move both pointers"]),
-    ("batched", "out moved by rows * rows", ("out += blockIdx.z * matrix;", "out += blockIdx.z * (size_t)rows * rows;"),
-     ["96x160", "come from matrix 1", "b * cols * rows"]),
-    ("batched", "threads outside the matrix return early",
-     ("    for (int j = 0; j < 32; j += 8)\n        if (x < cols", "    if (x >= cols || y >= rows) return;\n    for (int j = 0; j < 32; j += 8)\n        if (x < cols"),
-     ["Barrier skipped", "do not return early"]),
-    ("batched", "bounds test one too generous", ("if (x < cols && y + j < rows)", "if (x <= cols && y + j < rows)"),
-     ["stopped the kernel", "Out of bounds", "line"]),
-    # 12: the tile filled by cp.async
-    ("async_tile", "ordinary loads into the tile", (ASYNC_COPY, "tile[threadIdx.y + j][threadIdx.x] = in[(size_t)(y + j) * cols + x];"),
-     ["ordinary loads", "ld.global", "not cp.async", "__pipeline_memcpy_async"]),
-    ("async_tile", "no wait: the tile is read while the copies are on their way",
-     ("    __pipeline_wait_prior(0);                    // this thread's copies have landed\n", ""),
-     ["cp.async race", "before waiting for it", "__pipeline_wait_prior(0)", "elements are wrong"]),
-    ("async_tile", "the wait before the commit: it waits for no group",
-     ("    __pipeline_commit();\n    __pipeline_wait_prior(0);", "    __pipeline_wait_prior(0);\n    __pipeline_commit();"),
-     ["cp.async race", "before waiting for it"]),
-    ("async_tile", "no barrier after the wait: other threads' copies read", (ASYNC_BARRIER, ""),
-     ["RAW hazard", "line 18", "__syncthreads() that follows every thread's wait"]),
-    ("async_tile", "the barrier before the wait", (ASYNC_WAIT + ASYNC_BARRIER, "    __syncthreads();\n    __pipeline_wait_prior(0);\n"),
-     ["RAW hazard", "no races"]),
-    ("async_tile", "the tile turned around on its way in, unpadded: each warp's copies write a column of it",
-     ("tile[32][32 + 1]", "tile[32][32]", "&tile[threadIdx.y + j][threadIdx.x], &in", "&tile[threadIdx.x][threadIdx.y + j], &in",
-      "= tile[threadIdx.x][threadIdx.y + j];", "= tile[threadIdx.y + j][threadIdx.x];"),
-     ["correct on", "the shared cp.async writes on line", "32.0 wavefronts per request"]),
-    # 11: beat the library on counts
-    ("beat_library", "the barrier inside the load's bounds test",
-     ("        row[0] = v.x; row[1] = v.y; row[2] = v.z; row[3] = v.w;\n    }\n    __syncthreads();",
-      "        row[0] = v.x; row[1] = v.y; row[2] = v.z; row[3] = v.w;\n        __syncthreads();\n    }"),
-     ["Barrier skipped"]),
-    ("beat_library", "float4 loads, but four scalar stores: each a 4-byte store 16 bytes from the next lane's",
-     ("        *reinterpret_cast<float4*>(out + (size_t)orow * rows + oc) =\n"
-      "            make_float4(tile[k][threadIdx.y], tile[k + 1][threadIdx.y], tile[k + 2][threadIdx.y], tile[k + 3][threadIdx.y]);",
-      "        for (int e = 0; e < 4; ++e) out[(size_t)orow * rows + oc + e] = tile[k + e][threadIdx.y];"),
-     ["correct on 5 shapes", "over the budget: sectors 640 per 1024 elements (budget 256)", "fast"]),
-    # 12: the pipeline (more of its wrong kernels, one stage at a time dressed up, in test_pipeline.py)
-    ("async_pipeline", "the barrier only for threads whose column of out is inside the matrix",
-     ("        __syncthreads();                         // every thread's copies of tile s have landed",
-      "        if (ty * blockDim.x + threadIdx.x < rows) __syncthreads();"),
-     ["Deadlock", "wait at different __syncthreads() barriers", "1000x1030"]),
-]
+# Each exercise's wrong kernels live in its folder: exercises/<key>/wrong.toml (instructor-only), replacements in
+# solution.cu or whole cells, each with the words its report must hold (course_lib/teach/mutants.py: written).
+# Nothing here names a line of an exercise, so an exercise edited in its folder is tested as it now is.
+WRITTEN = [(key, m) for key in sorted(SOL) for m in mutants.written(folder(key), E.get(key), _raw(key))]
 
 
-@pytest.mark.parametrize("key,what,pairs,words", WRONG, ids=[f"{w[0]}: {w[1]}" for w in WRONG])
-def test_wrong_kernel_fails_with_a_helpful_message(key, what, pairs, words):
+@pytest.mark.parametrize("key,m", WRITTEN, ids=[f"{k}: {m.what}" for k, m in WRITTEN])
+def test_wrong_kernel_fails_with_a_helpful_message(key, m):
     ex = E.get(key)
-    report = E.check(ex, _kernel(_mutate(key, pairs), ex.kernel))
+    report = E.check(ex, _kernel(m.source, ex.kernel))
     text = repr(report)
     assert not report.ok and text.startswith("✗") and "hint:" in text and "Traceback" not in text
-    for w in words:
-        assert w in text, f"{what}: expected {w!r} in\n{text}"
+    assert not mutants.missing(m, text, report.problems), f"{m.what}: {mutants.missing(m, text, report.problems)} in\n{text}"
 
 
 @pytest.mark.skipif(bool(nvrtc.machine_code_missing()), reason="the premise is about the machine code")
@@ -295,6 +108,33 @@ def test_every_exercise_gets_derived_wrong_kernels_and_every_mutation_fits_one()
     assert all(m.doc for m in mutants.MUTATIONS)
 
 
+@pytest.mark.parametrize("key", sorted(SOL))
+def test_the_mutations_a_folder_names_still_change_its_solution(key):
+    """wrong.toml's `mutations`: a mutation that no longer applies (the construct it breaks was edited away)
+    is an error naming the file, not a test that silently stopped testing."""
+    derived = [m for k, m in DERIVED if k == key]
+    assert mutants.stale(folder(key), derived) == []
+
+
+def test_a_wrong_kernel_or_mutation_that_no_longer_changes_the_solution_is_an_error(tmp_path):
+    copy = tmp_path / "tile_32x8"
+    shutil.copytree(folder("tile_32x8"), copy)
+    raw = solutions._cell((copy / "solution.cu").read_text())
+    (copy / "wrong.toml").write_text('mutations = ["drop_barrier", "store_twice"]\n[[wrong]]\nwhat = "gone"\n'
+                                     'replace = ["no such text", "x"]\nwords = ["x"]\n')
+    with pytest.raises(spec.SpecError, match=r"wrong\[0\] \(gone\): 'no such text' is no longer in solution.cu"):
+        mutants.written(copy, E.get("tile_32x8"), raw)
+    (copy / "wrong.toml").write_text('[[wrong]]\nwhat = "same"\nreplace = ["__syncthreads();", "__syncthreads();"]\n'
+                                     'words = ["x"]\n')
+    with pytest.raises(spec.SpecError, match="leave the solution as it is"):
+        mutants.written(copy, E.get("tile_32x8"), raw)
+    (copy / "wrong.toml").write_text('mutations = ["drop_barrier", "store_twice", "no_such"]\n')
+    derived = mutants.derive(E.get("tile_32x8"), lambda p: solutions.body("tile_32x8", p))
+    stale = mutants.stale(copy, derived)
+    assert any("'store_twice' no longer changes the solution" in x for x in stale)
+    assert any("'no_such' is no mutation" in x for x in stale) and len(stale) == 2
+
+
 def test_a_64x64_padded_tile_needs_only_its_folder(tmp_path):
     """An instructor makes padded_tile a 64x64 tile (64x16 threads, a loop) by editing exercises/padded_tile/
     alone, in a copy: it loads, its solution passes, its stub fails, every derived wrong kernel fails."""
@@ -327,10 +167,13 @@ def test_a_64x64_padded_tile_needs_only_its_folder(tmp_path):
 
 def test_at_least_three_wrong_kernels_per_exercise_and_the_barrier_in_if_where_a_block_barrier_is():
     for key in E.EXERCISES:
-        mine = [w for w in WRONG if w[0] == key] + [(k, m.what, m.source, m.words) for k, m in DERIVED if k == key]
-        assert len(mine) >= 3, key
+        mine = [m for k, m in WRITTEN + DERIVED if k == key]
+        assert len(mine) >= 3, (f"exercise {key!r} has {len(mine)} wrong kernels: add [[wrong]] tables to "
+                                f"exercises/{key}/wrong.toml until it has three (docs/NOTEBOOK_API.md §7)")
         if "__syncthreads()" in SOL[key]:
-            assert any("Barrier skipped" in w[3] or "Deadlock" in w[3] for w in mine), key
+            assert any(any("Barrier skipped" in w or "Deadlock" in w for w in m.words) for m in mine), (
+                f"exercise {key!r} has a block barrier: exercises/{key}/wrong.toml needs a wrong kernel with the barrier "
+                "inside a bounds test (words = [\"Barrier skipped|Deadlock\"])")
 
 
 def test_a_kernel_right_on_the_first_shape_is_judged_on_every_shape():

@@ -18,7 +18,8 @@ rows of in one block covers; residues are of rows modulo TY and of cols modulo T
 - the exercise's constraints (:func:`rules`, the one place they are read): each dimension a multiple of what
   the exercise asks (the gcd over its shapes: 4 for float4, 2 for 16-bit pairs), a dimension equal in every
   shape stays fixed (aos_struct's cols), a batch (2 or 3) where shapes are (batch, rows, cols), rows = cols
-  where the exercise says ``square``; where it tests 64-bit offsets (``wide``), a wide shape of its own for the
+  where the exercise says ``square``, no size much beyond ``largest`` where it gives one (an in-place
+  transpose's launch stays within the checker's work limit); where it tests 64-bit offsets (``wide``), a wide shape of its own for the
   student, off the tile, over 2^32 elements, whose launch is sampled a few blocks at a time (:func:`split`);
 - none of the shapes the release shows.
 
@@ -100,19 +101,23 @@ class Rules:
     batch: bool = False
     square: bool = False
     wide: tuple | None = None
+    largest: int | None = None        # exercise.toml's hidden.largest: no size beyond it
 
 
 def rules(ex) -> Rules:
-    """The constraints of `ex`'s hidden shapes: exercise.toml's [hidden] (``square``, ``multiple_of``) where the
-    exercise has them, else what its shapes show (a dimension equal in all is fixed; the gcd is the step)."""
+    """The constraints of `ex`'s hidden shapes: exercise.toml's [hidden] (``square``, ``multiple_of``,
+    ``residues``: [rows, cols] the walk takes residues modulo) where the exercise has them, else what its shapes
+    and launch show (a dimension equal in all is fixed; the gcd is the step; the tile the residues)."""
     rows, cols = [s[-2] for s in ex.shapes], [s[-1] for s in ex.shapes]
     multiple = getattr(ex, "multiple_of", None) or (math.gcd(*rows), math.gcd(*cols))
     square = bool(getattr(ex, "square", False))
     fixed = lambda values: values[0] if len(set(values)) == 1 and len(values) > 1 else None     # noqa: E731
-    tile = _tile(ex)
+    residues = getattr(ex, "residues", None)
+    tile = (residues[1], residues[0]) if residues else _tile(ex)
     return Rules(Dim(tile[1], multiple[0], None if square else fixed(rows)),
                  Dim(tile[0], multiple[1], None if square else fixed(cols)),
-                 batch=len(ex.shapes[0]) == 3, square=square, wide=tuple(ex.wide) if ex.wide else None)
+                 batch=len(ex.shapes[0]) == 3, square=square, wide=tuple(ex.wide) if ex.wide else None,
+                 largest=getattr(ex, "largest", None))
 
 
 def _tile(ex) -> tuple[int, int]:
@@ -164,12 +169,19 @@ def _extra(r: Rules, rng) -> list[tuple[int, int]]:
             return d.off(rng)
         if kind == "thin":
             return d.step
-        return d.large(rng)
+        return d.large(rng, *_bounds(r, *LARGE))
     if r.square:
         d = Dim(math.lcm(r.rows.tile, r.cols.tile), math.lcm(r.rows.step, r.cols.step))
-        return [(n, n) for n in (d.period * rng.randrange(2, 4), d.large(rng, 2049, 2200))]   # n^2: kept near 2048
+        return [(n, n) for n in (d.period * rng.randrange(2, 4), d.large(rng, *_bounds(r, 2049, 2200)))]  # n^2 ~ 2048^2
     pairs = [("on", "on"), ("off", "large"), ("large", "off"), ("thin", "large"), ("large", "thin")]
     return list(dict.fromkeys((dim(r.rows, a), dim(r.cols, b)) for a, b in pairs))
+
+
+def _bounds(r: Rules, low: int, high: int) -> tuple[int, int]:
+    """[low, high] of a large size, below exercise.toml's hidden.largest where it gives one (a tenth below it)."""
+    if r.largest is None or r.largest >= high:
+        return low, high
+    return max(1, r.largest - r.largest // 10), r.largest
 
 
 def hidden_shapes(ex, seed: str, student: str, assignment: str = "") -> list[tuple]:

@@ -115,10 +115,11 @@ def _interpreter_dirs() -> list[Path]:
 
 @functools.lru_cache(maxsize=1)
 def _exercises_without_solutions() -> Path:
-    """A copy of exercises/ without any solution.cu, made once per process (removed at its exit)."""
+    """A copy of exercises/ without any solution.cu or wrong.toml (wrong kernels written from the solution), made
+    once per process (removed at its exit)."""
     copy = Path(tempfile.mkdtemp(prefix="course_lib_exercises_"))
     atexit.register(shutil.rmtree, copy, True)
-    shutil.copytree(paths.EXERCISES, copy, dirs_exist_ok=True, ignore=shutil.ignore_patterns("solution.cu"))
+    shutil.copytree(paths.EXERCISES, copy, dirs_exist_ok=True, ignore=shutil.ignore_patterns("solution.cu", "wrong.toml"))
     return copy
 
 

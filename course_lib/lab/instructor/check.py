@@ -2,7 +2,10 @@
 in JupyterLab would change, and each exercise: its cells are there (not a bare ``%%cuda``), its cell is its
 file's stub and stub.cu is solution.cu's, the solution passes its checker, the stub compiles and fails it with
 hints, the stored outputs of its get/check cells are current, most of its solution is not shown above it
-(``authoring``), and nothing in the notebook shows a solution line.
+(``authoring``), its question is exercise.toml's (``lesson``: inserted as its own cell where missing), its
+folder loads and every variant's solution compiles and passes (``teach.audit``), and nothing in the notebook
+shows a solution line. Warnings, which do not fail it: an exercise without its get() or reveal() cell, text
+after an exercise that names another kernel than its reveal (``lesson``).
 
     check.check([Path("notebooks/05_bank_conflicts.ipynb")], sync=True)     # --sync-stubs
     check.notebook_paths(["05_bank_conflicts.ipynb"])                      # names -> paths
@@ -14,11 +17,13 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
-from ...teach import solutions
+from ...teach import audit, solutions
+from ...teach.exercise_list import BROKEN, EXERCISES
 from ...teach.solutions import has_solution, strip_solutions
 from .. import course, stored
-from . import authoring, colab
-from .release import BuildError, SolutionCell, cell_state, exercise_cells, rewrite_urls, solution_cells, student_notebook
+from . import authoring, colab, lesson
+from .release import (CHECK_CALL, BuildError, SolutionCell, cell_state, exercise_cells, rewrite_urls, solution_cells,
+                      student_notebook)
 
 
 def _nbformat():
@@ -123,12 +128,19 @@ def file_solution_cells(nb, name="") -> list[SolutionCell]:
 
 
 def sync_stubs(nb, name="") -> list[str]:
-    """Rewrite every exercise cell that is not its file's stub (nor its solution) as the stub."""
+    """Rewrite every exercise cell that is not its file's stub (nor its solution) as the stub, and a check
+    cell that names the kernel by an old name (exercise.toml's kernel renamed) with the new one."""
     changed = []
     for ec in exercise_cells(nb, name):
         if cell_state(nb, ec) == "edited":
             nb.cells[ec.index].source = f"{ec.magic}\n{solutions.stub(ec.key)}"
             changed.append(f"{ec}: set to the stub of exercises/{ec.key}/solution.cu")
+        kernel = EXERCISES[ec.key].kernel
+        m = CHECK_CALL.search(nb.cells[ec.check_index].source) if ec.check_index is not None else None
+        if m and m["kernel"] and m["kernel"] != kernel:
+            cell = nb.cells[ec.check_index]
+            cell.source = cell.source[:m.start("kernel")] + kernel + cell.source[m.end("kernel"):]
+            changed.append(f"{name} cell {ec.check_index}: the check of '{ec.key}' names {kernel}, its kernel now")
     return changed
 
 
@@ -151,9 +163,16 @@ def _exercise_cell_problems(nb, name) -> list[str]:
 
 
 def _exercise_problems(nb, name, log) -> list[str]:
-    """Every exercise of one notebook: its cells, its solution and stub, stored outputs, what is above it."""
+    """Every exercise of one notebook: its folder (every variant), its cells, its solution and stub, stored
+    outputs, what is above it; warnings (logged) for a missing get/reveal cell and text that names another
+    kernel than the reveal."""
     problems = (_exercise_cell_problems(nb, name) + authoring.missing_cells(nb, name)
-                + authoring.question_problems(nb, name) + authoring.shown_above(nb, name))
+                + lesson.question_problems(nb, name) + authoring.shown_above(nb, name))
+    lessons = name.split("_", 1)[0]
+    for key in [k for k, ex in EXERCISES.items() if ex.lesson == lessons] + [k for k in BROKEN if k not in EXERCISES]:
+        problems += [f"exercises/{key}: {x}" for x in audit.problems(key)]
+    for x in lesson.cell_warnings(nb, name) + lesson.text_warnings(nb, name):
+        log(f"  warning: {x}")
     stub_reports = {}
     for sc in solution_cells(nb, name) + file_solution_cells(nb, name):
         with solutions.self_study():            # the solutions must pass, whatever the shell's mode
@@ -184,7 +203,7 @@ def check(paths, fix_urls=False, sync=False, log=print, fix_metadata=False, fix_
         fixed = _fix_stored(nb, p, fix_metadata, fix_colab)
         if fixed:
             log(f"{p.name}: " + ", ".join(fixed))
-        if sync and (changed := sync_stubs(nb, p.name) + authoring.question_problems(nb, p.name, sync=True)):
+        if sync and (changed := sync_stubs(nb, p.name) + lesson.question_problems(nb, p.name, sync=True)):
             nbf.write(nb, p)
             for x in changed:
                 log(x + " (run `instructor refresh` on it)")

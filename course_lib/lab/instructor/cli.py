@@ -7,6 +7,7 @@
     python -m course_lib instructor grade ASSIGNMENT [--course DIR] [--workers N | --scheduler ADDRESS | --gateway]
     python -m course_lib instructor variants [--course DIR] [--student ID ...] [--keys]
     python -m course_lib instructor new-exercise KEY --lesson NN [--kernel NAME]
+    python -m course_lib instructor rename-exercise OLD NEW [--kernel NAME]
     python -m course_lib instructor publish --out DIR [--dry-run]      # the student repository
     python -m course_lib instructor report --course COURSE [ASSIGNMENT...] [--out DIR] [--names pseudonyms]
 
@@ -15,8 +16,8 @@
 each notebook is ready to hand out; ``nbgrader`` (assignments.py) writes an nbgrader course, one assignment
 per notebook with exercises (docs/INSTRUCTORS.md, section 6); ``grade`` (grader/batch.py) autogrades an
 assignment's submissions in parallel on Dask, then through nbgrader; ``variants`` (variant_list.py) lists who
-got which variant; ``new-exercise`` (authoring.py) scaffolds an
-exercise folder; ``publish`` (publish.py) writes the student repository; ``report`` (report.py) writes the
+got which variant; ``new-exercise`` and ``rename-exercise``
+(exercise_folder.py) scaffold an exercise folder, or rename one and the cells that name it; ``publish`` (publish.py) writes the student repository; ``report`` (report.py) writes the
 class report and leaderboards of a graded nbgrader course. This module only parses arguments,
 calls those modules and turns their errors into one line each.
 """
@@ -27,7 +28,7 @@ import sys
 from pathlib import Path
 
 from .. import course, folders
-from . import assignments, authoring
+from . import assignments, exercise_folder
 from .check import check, notebook_paths
 from .refresh import refresh
 from .release import build
@@ -110,6 +111,10 @@ def _parser() -> argparse.ArgumentParser:
     n.add_argument("key", help="the exercise's key, lower_case_with_underscores")
     n.add_argument("--lesson", required=True, help="the notebook's number, NN")
     n.add_argument("--kernel", help="the __global__ function the student writes (default: KEY)")
+    m = sub.add_parser("rename-exercise", help="rename exercises/OLD/ to NEW (and its kernel), and the cells naming it")
+    m.add_argument("old", help="the exercise's key now")
+    m.add_argument("new", help="its new key, lower_case_with_underscores")
+    m.add_argument("--kernel", help="the kernel's new name too (exercise.toml, solution.cu, the check cell)")
     _publish_parser(sub)
     _report_parser(sub)
     return ap
@@ -145,8 +150,9 @@ def main(argv=None) -> int:
             return 0
         if args.cmd in ("grade", "variants"):
             return _grading(args)
-        if args.cmd == "new-exercise":
-            print("\n".join(authoring.scaffold(args.key, args.lesson, args.kernel)))
+        if args.cmd in ("new-exercise", "rename-exercise"):
+            print("\n".join(exercise_folder.scaffold(args.key, args.lesson, args.kernel) if args.cmd == "new-exercise"
+                            else exercise_folder.rename(args.old, args.new, args.kernel)))
             return 0
         paths = notebook_paths(args.notebooks)
         if args.cmd in ("nbgrader", "build"):       # a file or a read-only folder: said now, not halfway

@@ -36,6 +36,7 @@ from .student_repo import MANIFEST, PublishError  # noqa: F401
 # files only instructors get: each exercise folder's solution (and hidden tests, should a folder keep
 # any); kernels/solutions/ is where solutions lived before exercises/, kept so an old branch stays safe
 INSTRUCTOR_ONLY = ("kernels/solutions/**", "exercises/*/solution.cu", "exercises/*/hidden.*",
+                   "exercises/*/wrong.toml",     # wrong kernels written from the solution: most of its lines
                    "tests/lab/test_walk.py")     # the instructors' walk: it writes a new exercise's solution
 # the guides for instructors, notebook authors and the course's developers (the student README is README.md's
 # student text); tests of the instructor tools and of the checkers against the solutions, which need them

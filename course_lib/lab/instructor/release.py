@@ -65,14 +65,26 @@ def exercise_cells(nb, name: str) -> list[ExerciseCell]:
                   and defines.search(c.source)), None)
         checks = [j for j, c in enumerate(nb.cells) if c.cell_type == "code"
                   and (m := CHECK_CALL.search(c.source)) and m["key"] == key]
-        if i is None and checks:          # a cell holding only %%cuda before the check: the stub is missing
-            i = next((j for j in range(checks[0] - 1, -1, -1) if nb.cells[j].cell_type == "code"
-                      and nb.cells[j].source.startswith("%%cuda")
-                      and not solutions.split_cell(nb.cells[j].source)[1].strip()), None)
+        if i is None and checks:          # the stub missing (only %%cuda), or the kernel renamed in the folder
+            i = _before_check(nb, checks[0])
         if i is not None:
             later = next((j for j in checks if j > i), None)
             found.append(ExerciseCell(name, key, i, solutions.split_cell(nb.cells[i].source)[0], later))
     return sorted(found, key=lambda e: e.index)
+
+
+def _before_check(nb, at: int) -> int | None:
+    """The %%cuda cell right before check cell `at` when it holds nothing yet, or defines the kernel the check
+    cell still names (exercise.toml's kernel was renamed: --sync-stubs writes the new stub there)."""
+    old = CHECK_CALL.search(nb.cells[at].source)["kernel"]
+    for j in range(at - 1, -1, -1):
+        c = nb.cells[j]
+        if c.cell_type == "code" and c.source.startswith("%%cuda"):
+            body = solutions.split_cell(c.source)[1]
+            return j if not body.strip() or (old and re.search(rf"\bvoid\s+{old}\s*\(", body)) else None
+        if c.cell_type == "code" and "exercises." in c.source:
+            return None
+    return None
 
 
 def cell_state(nb, ec: ExerciseCell) -> str:
