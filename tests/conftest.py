@@ -1,3 +1,4 @@
+import gc
 import os
 import re
 from pathlib import Path
@@ -70,6 +71,15 @@ def pytest_collection_modifyitems(config, items):
             for i, mark in enumerate(item.own_markers):
                 if mark.name == "skip" and "got empty parameter set" in str(mark.kwargs.get("reason", "")):
                     item.own_markers[i] = pytest.mark.skip(reason=NO_SOLUTIONS).mark
+
+
+def pytest_collection_finish(session):
+    """What the run imported and collected lives as long as the run: moved out of the garbage collector's sight
+    (gc.freeze), each full collection walks only what the tests made since. A worker that collected the suite
+    holds 420,000 objects, and a full collection came to about a second as tests added theirs: replaying the H100
+    runs, 7 of them took 6.5 s, and 11 took 3.0 s with the collected objects frozen (issue 36)."""
+    gc.collect()               # garbage of the collection itself goes now, not never
+    gc.freeze()
 
 
 @pytest.hookimpl(hookwrapper=True)

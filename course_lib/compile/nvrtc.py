@@ -146,12 +146,14 @@ def machine_code_missing() -> str:
 
 
 def _compile_with_machine_code(source, options, names, filename) -> Compiled:
-    """PTX and an sm_90 CUBIN from one NVRTC 13 compilation (cached like the PTX)."""
+    """PTX and an sm_90 CUBIN from one NVRTC 13 compilation (cached like the PTX). It is the very compilation
+    ``compile_source(arch=90, want_cubin=True)`` makes with NVRTC 13 (an H100's code, the capability table's
+    sm_90 column), and is kept under the same key: one NVRTC call for both."""
     lib = nvrtc_lib.load(13)
     opts = [o for o in options if not o.startswith(("--gpu-architecture", "-arch"))]
     opts += ["-lineinfo", f"--gpu-architecture=sm_{MACHINE_ARCH}"] + headers.include_options(13)
     made_by = "NVRTC {}.{}, sm_{}".format(*lib.version, MACHINE_ARCH)
-    key = cache.key(source, opts, names, MACHINE_ARCH, True, made_by) + "-" + _safe(filename)
+    key = cache.key(source, opts, names, MACHINE_ARCH, True, "NVRTC {}.{}".format(*lib.version)) + "-" + _safe(filename)
     hit = cache.get(key, Compiled)
     if hit is None or hit.cubin is None:
         refused = cache.get_failure(key, filename)

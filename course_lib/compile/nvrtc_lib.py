@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import hashlib
 import importlib.util
+import json
 import os
 import sys
 from dataclasses import dataclass
@@ -72,6 +74,7 @@ class Library:
 
     def __init__(self, handle, version, path):
         self.handle, self.version, self.path = handle, version, path
+        self._parsed = set()          # hashes of (source, file name, options) that got through the front end
 
     def __repr__(self):
         return f"<NVRTC {self.version[0]}.{self.version[1]} at {self.path}>"
@@ -89,7 +92,13 @@ class Library:
         return self._compile(source, filename, options, name_expressions, want_cubin)
 
     def _front_end_check(self, source, filename, options):
-        """Raise Failed when the source alone does not get through NVRTC's front end."""
+        """Raise Failed when the source alone does not get through NVRTC's front end. The check leaves the
+        name expressions out, so its answer holds for any of them: a source that passed is not checked
+        again in this process (a course kernel's float, half, double and byte instances ask the same
+        question; the check costs as much as the compilation, the front end being most of both)."""
+        asked = hashlib.sha256(json.dumps([source, filename, list(options)]).encode()).digest()
+        if asked in self._parsed:
+            return
         try:
             self._compile(source, filename, [*options, SYNTAX_ONLY], (), False, want_ptx=False)
         except Failed as exc:
@@ -97,6 +106,7 @@ class Library:
                 raise
             # an NVRTC too old for the flag (before 12.4): the whole compilation is the check
             self._compile(source, filename, options, (), False, want_ptx=False)
+        self._parsed.add(asked)
 
     def _compile(self, source, filename, options, name_expressions, want_cubin, want_ptx=True) -> Output:
         lib = self.handle

@@ -39,7 +39,7 @@ import numpy as np
 from ..compile import nvrtc
 from ..errors import ArgumentError, Unavailable
 from . import fusion, kept, plan  # noqa: F401  (sim.plan: the launch's limits, for callers)
-from .executor import Program
+from .executor import Program, gc_paused
 from .isa import param_ops
 from .results.result import SimRun
 from .spaces.memory import GlobalMemory
@@ -63,7 +63,8 @@ def simulate(fn, launch, **options) -> SimRun:
     program = Program(fn.module.parsed, kernel, grid=grid, block=block, params=params,
                       param_offsets=offsets, globals_=memory, dynamic_shared=int(launch.shared_mem),
                       source=fn.module.code, filename=fn.module.filename, **_trace(options, grid))
-    program.fusion = machine_plan(fn)
+    with gc_paused():               # reading the machine code makes thousands of objects at once
+        program.fusion = machine_plan(fn)
     run = program.run()
     for dev, host in write_back:
         dev.set(host)

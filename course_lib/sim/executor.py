@@ -21,6 +21,7 @@ race detector reports, not as wrong values; calls other than printf/assert are u
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import sys
 import time
@@ -43,6 +44,24 @@ from .spaces.memory import SHARED_START, GlobalMemory
 from .state import Batch, ChosenBatch, Workspace
 
 BATCH_THREADS = 1 << 16   # thread slots per batch, at most
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Python's cyclic garbage collector off while a launch is built and run (back on after, as it was).
+    The simulator makes many closures and arrays that live as long as the launch: collecting while it ran
+    made a small launch 5x slower, and while it was built, since each full collection walks every object of
+    the process, in a process holding much (a notebook's kernel after many
+    cells, a test run) collections took over half of a launch's time: 12 s of the 22 that replaying the
+    course kernels' 314 launches of the H100 runs took. Nothing of a launch makes cycles that must be
+    freed before it ends; they go at the next collection after it."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class Program:
@@ -74,7 +93,8 @@ class Program:
         try:                                 # stopped while building: the closures made so far hold self
             self.owners = Owners(globals_) if owners else None     # which blocks touched which elements
             self.blocks = None if blocks is None else layout.chosen_blocks(blocks, grid)
-            self._build(module, kernel, dynamic_shared, globals_)
+            with gc_paused():
+                self._build(module, kernel, dynamic_shared, globals_)
         except BaseException:
             self.release()
             raise
@@ -192,19 +212,13 @@ class Program:
 
     # ------------------------------------------------------------------ running
     def run(self) -> SimRun:
-        # The simulator builds many short-lived closures and arrays; Python's cyclic GC walking them
-        # made a small launch 5x slower. Nothing here creates cycles that must be freed mid-run.
         heap.steady()
-        was_enabled = gc.isenabled()
-        gc.disable()
         try:
-            return self._run()
+            with gc_paused():
+                return self._run()
         except BaseException:
             self.release()
             raise
-        finally:
-            if was_enabled:
-                gc.enable()
 
     def release(self):
         """Drop everything this launch holds, when its run stops (an error, Ctrl-C). The traceback IPython

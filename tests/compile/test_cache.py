@@ -285,3 +285,20 @@ def test_a_cache_that_cannot_be_used_says_so_once_in_one_line_with_the_fix(tmp_p
     assert "not kept" in line
     for w in words:
         assert w in line, (w, line)
+
+
+def test_the_simulator_s_compilation_is_the_h100_s_cubin_made_once(cache, monkeypatch):
+    """With machine code, the simulator's compilation is NVRTC 13's sm_90 CUBIN: the GPU's CUBIN for an H100 (and
+    the capability table's sm_90 column) is that same entry, not a second NVRTC call with the same options."""
+    nvrtc, tmp = cache
+    if nvrtc.machine_code_missing():
+        pytest.skip(nvrtc.machine_code_missing())
+    from course_lib.compile import nvrtc_lib
+    simulated = nvrtc.compile_source(SCALE)
+    assert simulated.machine.startswith("NVRTC 13") and simulated.cubin
+    monkeypatch.setattr(nvrtc_lib.Library, "_compile", lambda *a, **k: pytest.fail("NVRTC asked again"))
+    h100 = nvrtc.compile_source(SCALE, arch=90, want_cubin=True)
+    assert h100.cubin == simulated.cubin and h100.ptx == simulated.ptx
+    cache_module.memory.clear()                          # a new process: the disk entry answers both
+    assert nvrtc.compile_source(SCALE, arch=90, want_cubin=True).cubin == simulated.cubin
+    assert nvrtc.compile_source(SCALE).machine == simulated.machine

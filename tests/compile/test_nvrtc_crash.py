@@ -28,9 +28,15 @@ src = sys.argv[3]
 try:
     if how == "magic":
         magic.compile_cell('-i "k=k<float, 3>"', src)
-    else:       # a CUBIN from exactly this NVRTC, the expression given as name_expressions
-        nvrtc.compile_source(src, name_expressions=("k<float, 3>",), arch=80, want_cubin=True,
-                             max_major=major, filename="k.cu")
+    else:       # a CUBIN from exactly this NVRTC, the expressions given as name_expressions
+        *first, last = sys.argv[4:] or ["k<float, 3>"]
+        for names in first + [last]:        # the same source asked for other instances: refused each time
+            try:
+                nvrtc.compile_source(src, name_expressions=(names,), arch=80, want_cubin=True,
+                                     max_major=major, filename="k.cu")
+            except CompileError:
+                if names is last:
+                    raise
     print(json.dumps(dict(compiled=True)))
 except CompileError as exc:
     (line, col, msg), *_ = exc.diagnostics
@@ -63,3 +69,30 @@ def test_the_magic_cell_with_that_typo_is_a_compile_error_with_line_column_and_h
     assert out["type"] == "CellCompileError"
     assert (out["line"], out["col"]) == (2, 11)       # line 1 is the %%cuda line
     assert "column 11" in out["text"] and out["hint"]
+
+
+def test_a_source_that_failed_the_front_end_is_checked_again_with_other_name_expressions(tmp_path):
+    """Only a source that got through the front end skips its check the next time (the attack: the same broken
+    template asked for with another instance, which NVRTC would die on unchecked)."""
+    out = _child(tmp_path, "api", "13", BROKEN, "k<float, 3>", "k<double, 4>")
+    assert out["type"] == "CompileError" and "trowpename" in out["msg"]
+
+
+def test_the_front_end_checks_a_source_once_whatever_its_name_expressions(tmp_path, monkeypatch):
+    """The check compiles the source without its name expressions, so a kernel's float and double instances
+    (two compilations) ask it one question: before, each paid for the front end twice."""
+    from course_lib.compile import cache, nvrtc
+    monkeypatch.setattr(cache, "CACHE_DIR", tmp_path)
+    monkeypatch.setattr(cache, "memory", {})
+    good = f"// {tmp_path}\ntemplate <typename T, int N> __global__ void k(T* a) {{ a[0] = N; }}"
+    checks = []
+    real = nvrtc_lib.Library._compile
+
+    def counted(self, source, filename, options, *args, **kwargs):
+        checks.extend([source] if nvrtc_lib.SYNTAX_ONLY in options else [])
+        return real(self, source, filename, options, *args, **kwargs)
+    monkeypatch.setattr(nvrtc_lib.Library, "_compile", counted)
+    for names in ("k<float, 3>", "k<double, 3>", "k<int, 5>"):
+        compiled = nvrtc.compile_source(good, name_expressions=(names,), arch=80, want_cubin=True, filename="k.cu")
+        assert compiled.cubin and names in compiled.lowered_names
+    assert checks == [good]

@@ -4,6 +4,7 @@ rebuilt for the simulator with numpy arrays and course_lib TensorMaps.
     fn, grid, block, args, a, out = kernel_launch("tma_tile", np.float32, 96, 160)   # as hopper_common launches it
     fn, grid, block, args, shared = probe_launch("ldsm x4 trans=true rows=(l*1+0)%64 pitch=16")
     kernel_records(records), pattern_records(records)    # a run's ncu records, split
+    metrics, notes = simulated(label)                    # either launch simulated, once per process
 """
 import sys
 from pathlib import Path
@@ -120,3 +121,22 @@ def kernel_records(records):
 
 def pattern_records(records):
     return [r for r in records if not is_kernel_record(r)]
+
+
+_SIMULATED: dict = {}
+
+
+def simulated(label) -> tuple[dict, set]:
+    """(metrics, warnings' messages) of the measured launch `label` (a kernel's or a probe's), simulated the first
+    time a test asks: the runs repeat launches (run 2 measured run 1's patterns again, the 'few' stages launches
+    ncu measured once more with every counter, and tests/sim/test_ldgsts_agreement.py asks for some of them
+    too), and the simulator gives a launch one answer, so each record is still compared with it."""
+    if label not in _SIMULATED:
+        if is_kernel_record({"label": label}):
+            key, dtype, rows, cols = label.split()
+            fn, grid, block, args, _, _, shared = kernel_launch(key, dtype, int(rows), int(cols))
+        else:
+            fn, grid, block, args, shared = probe_launch(label)
+        run = fn.simulate(grid, block, args, shared_mem=shared, check_races=False, echo=False, progress=False)
+        _SIMULATED[label] = dict(run.metrics), {w.message for w in run.warnings}
+    return _SIMULATED[label]

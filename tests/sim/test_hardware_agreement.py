@@ -118,6 +118,21 @@ def test_noisy_launches_match_a_count_the_gpu_produced():
         assert sim in counts, f"{label}: simulator {sim} is none of the GPU's {counts}"
 
 
+_SIMULATED = {}
+
+
+def _simulated_once(launch, *what):
+    """(metrics, notes) of the launch `launch(*what)` gives, simulated the first time it is asked for: the TMA
+    probe measured each launch alone on its SM and not, which the simulator runs alike, and a launch has one
+    answer, still compared with every record of it (the Hopper runs' launches: hopper_launches.simulated)."""
+    key = (launch.__module__, launch.__qualname__, *what)
+    if key not in _SIMULATED:
+        fn, grid, block, args, shared = launch(*what)
+        run = fn.simulate(grid, block, args, shared_mem=shared, check_races=False, echo=False, progress=False)
+        _SIMULATED[key] = dict(run.metrics), {w.message for w in run.warnings}
+    return _SIMULATED[key]
+
+
 def _probe_records():
     return json.loads((FINAL / "probe_tma_concurrency.json").read_text())
 
@@ -132,9 +147,8 @@ def test_tma_store_contention_is_what_the_note_says():
     import probe_tma_concurrency as probe
     names = [m for m in ncu_compare.METRICS if "shared" in m]
     for r in _probe_records():
-        fn, grid, block, args, shared = probe.launch(r["key"], r["dtype"], tuple(r["shape"]), False, np)
-        run = fn.simulate(grid, block, args, shared_mem=shared, check_races=False, echo=False, progress=False)
-        sim, noted = [int(run.metrics[m]) for m in names], SHARED_BY_BLOCKS_NOTE in {w.message for w in run.warnings}
+        metrics, notes = _simulated_once(probe.launch, r["key"], r["dtype"], tuple(r["shape"]), False, np)
+        sim, noted = [int(metrics[m]) for m in names], SHARED_BY_BLOCKS_NOTE in notes
         label = f"{r['key']} {r['dtype']} {r['shape']} one block per SM: {r['alone']}"
         assert r["global_agrees"] and sim == r["sim"], label
         if r["alone"] or not noted:
@@ -165,27 +179,21 @@ def _hopper_records(run, stage="all"):
 LDGSTS_TIMING = {"async_tile float32 100 130"}
 
 
-def _hopper_disagreements(records, launch):
+def _hopper_disagreements(records):
     """(label, {metric: (sim, ncu)}) of every record whose simulated counts differ from ncu's: the eight
-    metrics always, the TMA counters and cp.async's shared-side conflicts where ncu collected them."""
+    metrics always, the TMA counters and cp.async's shared-side conflicts where ncu collected them (each
+    distinct launch simulated once: hopper_launches.simulated)."""
     wrong = []
     for r in records:
-        fn, grid, block, args, shared = launch(r["label"])
-        run = fn.simulate(grid, block, args, shared_mem=shared, check_races=False, echo=False, progress=False)
+        metrics, _ = hl.simulated(r["label"])
         names = ncu_compare.METRICS + [m for m in TMA_COUNTERS + [LDGSTS_CONFLICTS] if m in r["ncu"]]
-        diff = {m: (int(run.metrics.get(m, 0)), int(r["ncu"].get(m, 0))) for m in names
-                if int(run.metrics.get(m, 0)) != int(r["ncu"].get(m, 0))
+        diff = {m: (int(metrics.get(m, 0)), int(r["ncu"].get(m, 0))) for m in names
+                if int(metrics.get(m, 0)) != int(r["ncu"].get(m, 0))
                 and not (m == LDGSTS_CONFLICTS and r["label"] in LDGSTS_TIMING
-                         and int(r["ncu"][m]) > int(run.metrics.get(m, 0)))}
+                         and int(r["ncu"][m]) > int(metrics.get(m, 0)))}
         if diff:
             wrong.append((r["label"], diff))
     return wrong
-
-
-def _kernel(label):
-    key, dtype, rows, cols = label.split()
-    fn, grid, block, args, _, _, shared = hl.kernel_launch(key, dtype, int(rows), int(cols))
-    return fn, grid, block, args, shared
 
 
 @pytest.mark.slow
@@ -193,14 +201,14 @@ def _kernel(label):
 def test_hopper_patterns_agree_with_ncu(run):
     """cp.async (.ca/.cg, every stride, partial warps, src-size), ldmatrix/stmatrix, TMA boxes, bulk copies."""
     records = hl.pattern_records(_hopper_records(run)) + hl.pattern_records(_hopper_records(run, "few"))
-    wrong = _hopper_disagreements(records, hl.probe_launch)
+    wrong = _hopper_disagreements(records)
     assert len(records) > 100 and not wrong, f"{len(wrong)} of {len(records)} disagree (sim, ncu): {wrong[:3]}"
 
 
 def test_a_few_hopper_patterns_agree_with_ncu():
     """The fast tier's share: run 2's launches that ncu measured with every counter (one of each kind)."""
     records = hl.pattern_records(_hopper_records("run2_ncu.json", "few"))
-    assert len(records) >= 12 and not _hopper_disagreements(records, hl.probe_launch)
+    assert len(records) >= 12 and not _hopper_disagreements(records)
 
 
 @pytest.mark.slow
@@ -210,7 +218,7 @@ def test_hopper_kernels_agree_with_ncu(run):
     if not records:
         pytest.skip(f"{run} is not in {HOPPER.name}")
     hl.prepare([(r["label"].split()[0], np.dtype(r["label"].split()[1]), {}) for r in records])
-    wrong = _hopper_disagreements(records, _kernel)
+    wrong = _hopper_disagreements(records)
     assert not wrong, f"{len(wrong)} of {len(records)} disagree (sim, ncu): {wrong[:3]}"
 
 
@@ -218,4 +226,4 @@ def test_four_hopper_kernels_agree_with_ncu():
     """The fast tier's share of the replay above: one launch of each way of moving data."""
     labels = {"tma_tile float32 96 160", "async_tile float32 100 130", "ldsm float16 96 160", "tma_pipe float32 208 272"}
     records = [r for r in _hopper_records("run2_ncu.json", "few") if r["label"] in labels]
-    assert len(records) == 4 and not _hopper_disagreements(records, _kernel)
+    assert len(records) == 4 and not _hopper_disagreements(records)

@@ -37,11 +37,16 @@ def _warps(rng, nw, width, base, spread, active_kind):
         if active_kind == "lane 0 off":
             active[:, 0] = False
         active[rng.random(nw) < 0.1] = False                     # whole warps with no thread
+        if active_kind == "first warp idle":
+            active[0] = False
+        if active_kind == "one thread":                          # a branch that one thread of the batch takes
+            active[:] = False
+            active[rng.integers(nw), rng.integers(32)] = True
     return addr.astype(np.int64), active
 
 
 @pytest.mark.parametrize("width", [1, 2, 4, 8, 16])
-@pytest.mark.parametrize("active_kind", ["all", "some", "lane 0 off"])
+@pytest.mark.parametrize("active_kind", ["all", "some", "lane 0 off", "first warp idle", "one thread"])
 def test_costing_one_warp_per_pattern_equals_costing_every_warp(width, active_kind):
     rng = np.random.default_rng(width)
     memo = {}

@@ -95,6 +95,12 @@ class Watch:
         return arrays[0] if arrays else None
 
     def alive(self) -> list:
+        """The watched arrays still there once the collector has run; it runs only when one is there without
+        it (a collection frees, it never brings one back), since in a process holding much (a CI worker after
+        hundreds of tests) each full collection took half a second, most of the 40 s of the interrupted-
+        anywhere test."""
+        if all(r() is None for r in self.refs):
+            return []
         gc.collect()
         return [f"{a.dtype}{a.shape}" for a in (r() for r in self.refs) if a is not None]
 
@@ -142,8 +148,11 @@ def test_a_run_interrupted_inside_an_instruction_gives_its_memory_back(where, mo
 
 
 class InterruptAtCall:
-    """A profile hook that raises KeyboardInterrupt at the k-th Python call (not a generator's: closing
-    one ignores it): Ctrl-C landing in whatever frame the run happens to be in."""
+    """A trace hook that raises KeyboardInterrupt at the k-th Python call (not a generator's: closing
+    one ignores it): Ctrl-C landing in whatever frame the run happens to be in. A global trace function
+    (sys.settrace) is called at each Python call and nowhere else when it asks for no line events (returns
+    None); a profile hook saw the same calls but was called at every return and every C call too (numpy's),
+    which made the test take 40 s in CI."""
 
     def __init__(self, k):
         self.k, self.seen, self.raised = k, 0, False
@@ -152,9 +161,10 @@ class InterruptAtCall:
         if event == "call":
             self.seen += 1
             if self.seen >= self.k and not frame.f_code.co_flags & inspect.CO_GENERATOR:
-                sys.setprofile(None)
+                sys.settrace(None)
                 self.raised = True
                 raise KeyboardInterrupt
+        return None
 
 
 def test_a_run_interrupted_anywhere_gives_its_memory_back(monkeypatch, last_traceback):
@@ -164,7 +174,7 @@ def test_a_run_interrupted_anywhere_gives_its_memory_back(monkeypatch, last_trac
     watch, kept_in, stops = Watch(monkeypatch), {}, 0
     for k in itertools.count(1, 97):
         watch.refs, hook = [], InterruptAtCall(k)
-        sys.setprofile(hook)
+        sys.settrace(hook)
         try:
             cl.Simulator().run("tile", shape=(128, 128), progress=False)
             if not hook.raised:
@@ -173,7 +183,7 @@ def test_a_run_interrupted_anywhere_gives_its_memory_back(monkeypatch, last_trac
         except KeyboardInterrupt:
             sys.last_type, sys.last_value, sys.last_traceback = sys.exc_info()
         finally:
-            sys.setprofile(None)
+            sys.settrace(None)
         stops += 1
         if watch.alive():
             frames = traceback.extract_tb(sys.last_traceback)

@@ -117,15 +117,17 @@ def check_shared(program, b, mask, ins, flat, width, is_load):
     if not is_load:
         b.tma_bar[spots.reshape(-1)] = -1
     tagged = np.flatnonzero((bar >= 0).any(axis=1))
-    bad = []
-    for pos in tagged:
-        j = int(np.argmax(bar[pos] >= 0))
-        key, phase = b.tma_keys[int(bar[pos, j])], int(b.tma_phase[spots[pos, j]])
-        if not barriers_of(b).has_seen(key, [int(slots[pos])], phase)[0]:
-            bad.append((pos, int(b.tma_pc[spots[pos, j]])))
-    if bad:
-        pos, pc = bad[0]
-        _record(program, b, ins, "TMA", pc, None, int(slots[pos]), is_load, len(bad))
+    j = np.argmax(bar[tagged] >= 0, axis=1)                          # each lane's first tagged byte
+    first, owed = spots[tagged, j], bar[tagged, j]
+    phases = b.tma_phase[first]
+    unseen = np.zeros(len(tagged), np.bool_)
+    for k in np.unique(owed):          # one question per barrier, not one per lane (a warp's access is 32 lanes)
+        of_k = owed == k
+        unseen[of_k] = ~barriers_of(b).has_seen(b.tma_keys[int(k)], slots[tagged[of_k]], phases[of_k])
+    bad = np.flatnonzero(unseen)
+    if len(bad):
+        pos = tagged[bad[0]]
+        _record(program, b, ins, "TMA", int(b.tma_pc[first[bad[0]]]), None, int(slots[pos]), is_load, len(bad))
 
 
 def _record(program, b, ins, copy, copy_pc, copy_slot, slot, is_load, count):

@@ -119,8 +119,9 @@ class MBarriers:
     def phase_of(self, key) -> int:
         return self._get(key).phase
 
-    def has_seen(self, key, slots, phase: int) -> np.ndarray:
-        """Whether threads `slots` have seen phase number `phase` of barrier `key` complete."""
+    def has_seen(self, key, slots, phase) -> np.ndarray:
+        """Whether threads `slots` have seen phase number `phase` of barrier `key` complete (`phase`: one
+        number, or one per slot)."""
         b = self.bars.get(key)
         if b is None:
             return np.ones(len(slots), np.bool_)

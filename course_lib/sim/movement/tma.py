@@ -24,6 +24,7 @@ values; the executor moves bytes, counts and tracks the mbarrier (``mbarrier.py`
 """
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass
 
@@ -190,14 +191,25 @@ def swizzled(addresses, swizzle: int):
 def box_elements(d: Desc, coords) -> tuple[np.ndarray, np.ndarray]:
     """Global element coordinates of every element of the box at `coords` (innermost first), in
     the order the box is stored, and whether each is inside the tensor: ((n, rank) int64, (n,) bool)."""
-    axes = []
-    for k, (c, b, e) in enumerate(zip(coords, d.box, d.element_strides)):
-        step = 1 if k == 0 else e                    # the TMA has no stride along dimension 0
-        axes.append(int(c) + step * np.arange(b if k == 0 else -(-b // e), dtype=np.int64))
-    grid = np.meshgrid(*reversed(axes), indexing="ij")          # outermost first: row-major order
-    pts = np.stack([g.reshape(-1) for g in reversed(grid)], axis=1)
+    rank = min(len(coords), len(d.box), len(d.element_strides))
+    pts = _box_grid(tuple(d.box[:rank]), tuple(d.element_strides[:rank])) + np.asarray(
+        [int(c) for c in coords[:rank]], np.int64)
     inside = np.all((pts >= 0) & (pts < np.asarray(d.dims, np.int64)), axis=1)
     return pts, inside
+
+
+@functools.lru_cache(maxsize=256)
+def _box_grid(box: tuple, element_strides: tuple) -> np.ndarray:
+    """Each element's coordinates relative to the box's corner, in storage order: the same for every box of a
+    tensor map (a kernel copies thousands of boxes of one shape; building the grid was most of a copy's cost)."""
+    axes = []
+    for k, (b, e) in enumerate(zip(box, element_strides)):
+        step = 1 if k == 0 else e                    # the TMA has no stride along dimension 0
+        axes.append(step * np.arange(b if k == 0 else -(-b // e), dtype=np.int64))
+    grid = np.meshgrid(*reversed(axes), indexing="ij")          # outermost first: row-major order
+    pts = np.stack([g.reshape(-1) for g in reversed(grid)], axis=1)
+    pts.setflags(write=False)
+    return pts
 
 
 def box_layout(d: Desc, coords, dst: int):

@@ -210,11 +210,19 @@ def per_pattern(cost, addr, active, unit, args, memo):
     another bank unchanged (unit 4: the same wavefronts and conflicts). In a regular kernel all
     full warps of an instruction match, and their cost is one warp's times their number; the
     warps that differ (partial tiles, edges) are costed as they are. `memo` keeps one warp's
-    cost by pattern, across instructions and batches."""
+    cost by pattern, across instructions and batches. Warps with no active lane cost nothing in either
+    cost and are left out first: under a branch that one thread takes, a batch's thousand warps were
+    compared lane by lane for every access of that thread, and an idle first warp set a pattern no
+    working warp matched."""
+    full = active.all()
+    if not full:
+        live = active.any(axis=1)
+        if live.any() and not live.all():
+            addr, active = addr[live], active[live]
     if addr.shape[0] < 4:
         return cost(addr, active, *args)
     rel = addr - (addr[:, :1] & -unit)
-    if active.all():
+    if full:
         same = rel == rel[0]
         same = np.ones(addr.shape[0], np.bool_) if same.all() else same.all(axis=1)
     else:
