@@ -11,7 +11,7 @@ pop-up off; localhost, a free port, a token, fresh Jupyter folders) on two copie
   chart and the metrics table below it must be redrawn; notebook 00 and its backend banner; and,
   at JupyterLab's default width (a 1280 x 720 window, file browser open), notebooks 00, 07 and 11,
   whose every chart title must be whole (not clipped by the chart or any box around it) and whose
-  explorers must fill the width of the output area.
+  explorers must fill the width of the output area (notebook 00 runs once there, for both of its tests).
 
 Screenshots, the page text of a failure and the server log go to tests/screenshots/ (or
 $COURSE_SCREENSHOTS; their list is printed at the end, pass or fail, and .ci/run prints the folder).
@@ -422,17 +422,34 @@ def check_padding_explorer(page, nb, deadline, shots):
     assert after["charts"] != before["charts"] and after["tables"] != before["tables"]
 
 
-def test_notebook00_shows_the_backend_banner(browser, jupyterlab, course, deadline, shots):
-    autosave_off(jupyterlab)
-    nb = _notebook(course / "run" / "notebooks", "00")
-    page = browser.new_page()
+@pytest.fixture(scope="module")
+def ran(browser, jupyterlab, course, deadline, shots):
+    """ran(prefix): (the notebook, its page) opened at the default window and run top to bottom, once per module:
+    the tests that read notebook 00 after Run All (its banner, its charts' layout) share one run (10 s of 2 cores)."""
+    pages = {}
+
+    def run(prefix: str):
+        if prefix not in pages:
+            autosave_off(jupyterlab)
+            nb = _notebook(course / "run" / "notebooks", prefix)
+            page = browser.new_page()
+            page.set_viewport_size(DEFAULT_WINDOW)
+            with failure_evidence(page, shots, f"ran{prefix}"):
+                open_notebook(page, jupyterlab, _rel(course, nb), deadline, shots, f"ran{prefix}")
+                run_all_from_the_menu(page, deadline, shots)
+            pages[prefix] = nb, page
+        return pages[prefix]
+    return run
+
+
+def test_notebook00_shows_the_backend_banner(ran, deadline, shots):
+    _, page = ran("00")
     with failure_evidence(page, shots, "nb00"):
-        open_notebook(page, jupyterlab, _rel(course, nb), deadline, shots, "nb00")
         check_banner(page, deadline, shots)
 
 
 def check_banner(page, deadline, shots):
-    run_all_from_the_menu(page, deadline, shots)
+    """On a page where notebook 00 ran: the banner names the backend."""
     # the server, so its kernels, run with this process's COURSE_LIB_BACKEND (tests: sim)
     expected = "GPU: " if gpu.available() else "CPU simulator: metrics are exact; times are not measured"
     banner = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output", has_text=expected).first
@@ -484,15 +501,9 @@ CHART_LAYOUT = """() => {
 
 
 @pytest.mark.parametrize("prefix", ["00", "07", "11"])
-def test_charts_fit_and_explorers_fill_the_width_at_the_default_window(prefix, browser, jupyterlab, course,
-                                                                       deadline, shots):
-    autosave_off(jupyterlab)
-    nb = _notebook(course / "run" / "notebooks", prefix)
-    page = browser.new_page()
-    page.set_viewport_size(DEFAULT_WINDOW)
+def test_charts_fit_and_explorers_fill_the_width_at_the_default_window(prefix, ran, deadline, shots):
+    nb, page = ran(prefix)
     with failure_evidence(page, shots, f"layout{prefix}"):
-        open_notebook(page, jupyterlab, _rel(course, nb), deadline, lambda *a: None, f"layout{prefix}")
-        run_all_from_the_menu(page, deadline, shots)
         page.wait_for_function("() => document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) "
                                ".widget-vbox .js-plotly-plot .gtitle').length > 0", timeout=deadline.ms(60))
         layout = page.evaluate(CHART_LAYOUT)

@@ -118,8 +118,11 @@ def _grade_cmd(course):
 
 def _grade_stopped_after(course, n) -> int:
     """Start `instructor grade`, press Ctrl-C once `n` results are stored; how many were stored."""
+    # Ctrl-C as a terminal gives it: a job started in the background of a shell without job control (a CI runner's,
+    # an agent's) inherits SIGINT ignored, and a Python started so never raises KeyboardInterrupt
     proc = subprocess.Popen(_grade_cmd(course), env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     store, deadline = course / results.FOLDER, time.monotonic() + 400
     stored = lambda: [p for p in store.rglob("*.json") if not p.name.startswith(".partial-")]     # noqa: E731
     while len(stored()) < n and proc.poll() is None and time.monotonic() < deadline:

@@ -46,6 +46,7 @@ class SandboxedKernelManager(AsyncKernelManager):
     """A kernel started inside the sandbox, in `box` (class attributes: one class per submission)."""
     box: Box
     folder, runtime, env = "", "", {}
+    ending = False                      # asked to shut down: its sockets' disconnects are its own, not a drop
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -74,6 +75,12 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     def client(self, **kwargs):
         return super().client(context=self.context, **kwargs)
+
+    async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:
+        # nbclient shuts the kernel down before it stops the client's channels: the kernel closing its sockets as it
+        # ends is no message over the bound (on a loaded machine it lived 0.3 s on and honest work was 'stopped')
+        self.ending = True
+        await super().shutdown_kernel(now=now, restart=restart)
 
 
 def _why_not(cmd: list[str]) -> str:
@@ -130,7 +137,7 @@ class BoxedClient(AsyncKernelClient):
                     return
                 if event == zmq.EVENT_DISCONNECTED:
                     await asyncio.sleep(0.3)
-                    if await self.parent._async_is_alive():
+                    if not self.parent.ending and await self.parent._async_is_alive():
                         self.parent.box.stop("output")
         except (asyncio.CancelledError, zmq.ZMQError):
             pass
