@@ -130,6 +130,8 @@ def _solution(key):
     return magic.compile_cell("", solutions.body(key))[1][E.get(key).kernel]
 
 
+@pytest.mark.slow
+@pytest.mark.folder
 @pytest.mark.parametrize("key", sorted(E.EXERCISES))
 def test_the_solution_passes_its_hidden_shapes(key):
     """One student's whole draw (the wide launch sampled), and the largest shapes of 50 students' draws."""

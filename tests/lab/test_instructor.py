@@ -43,6 +43,8 @@ def _compile(cell_source):
 # ------------------------------------------------------------------------------------ exercises
 
 @needs_notebooks
+@pytest.mark.slow
+@pytest.mark.folder
 @pytest.mark.parametrize("sc", SOLUTION_CELLS, ids=str)
 def test_solution_passes_its_checker_and_the_stub_fails_it_cleanly(sc):
     ex = E.get(sc.key)

@@ -294,6 +294,7 @@ def test_gpu_backend_measures_and_checks():
 
 # ------------------------------------------------------------------------------------ stored notebooks
 
+@pytest.mark.slow          # executes a notebook with plotly in a kernel of its own
 def test_a_notebook_stores_figure_json_only_and_stays_small(tmp_path):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")

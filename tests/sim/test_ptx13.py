@@ -147,6 +147,7 @@ def _ptx_counts_on_both_sides():
     mp.undo()
 
 
+@pytest.mark.slow          # every course kernel compiled again by NVRTC 13 (test_kernels runs them on the default one)
 @pytest.mark.parametrize("entry", manifest()["kernels"], ids=lambda e: f"{e['key']}-{e['dtype']}")
 def test_course_kernel_cuda13_ptx(entry):
     """Launch geometry from the course's registry; code from the fixture's copy of the source."""

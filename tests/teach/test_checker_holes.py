@@ -304,6 +304,7 @@ SLOW = """__global__ void transpose_tile(float* out, const float* in, int rows, 
 """
 
 
+@pytest.mark.slow          # it runs to the checker's real step and time limits
 def test_a_slow_kernel_is_called_slow_and_an_endless_one_endless():
     text = _report("shared_tile", _kernel(SLOW, "transpose_tile"))
     assert "too slow" in text and "it is not stuck" in text and "infinite" not in text and "endless" not in text
@@ -323,6 +324,8 @@ def test_shapes_given_to_the_checker_are_checked():
     assert "correct on 1 shape;" in repr(E.check("padded_tile", fn, shapes=[(40, 70)], gpu=False))
 
 
+@pytest.mark.slow
+@pytest.mark.folder
 @pytest.mark.parametrize("key", sorted(SOL))
 def test_a_correct_kernel_written_by_a_student_passes_every_check(key):
     """The solution without the solution's comments, in a graded run: accepted."""

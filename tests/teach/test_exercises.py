@@ -66,6 +66,8 @@ def test_stub_compiles_and_fails_cleanly(key):
 WRITTEN = [(key, m) for key in sorted(SOL) for m in mutants.written(folder(key), E.get(key), _raw(key))]
 
 
+@pytest.mark.slow
+@pytest.mark.folder
 @pytest.mark.parametrize("key,m", WRITTEN, ids=[f"{k}: {m.what}" for k, m in WRITTEN])
 def test_wrong_kernel_fails_with_a_helpful_message(key, m):
     ex = E.get(key)
@@ -95,6 +97,8 @@ def test_aos_struct_stub_fails_for_conflicts_ptxas_cannot_remove():
 DERIVED = [(key, m) for key in sorted(SOL) for m in mutants.derive(E.get(key), lambda p, k=key: solutions.body(k, p))]
 
 
+@pytest.mark.slow
+@pytest.mark.folder
 @pytest.mark.parametrize("key,m", DERIVED, ids=[f"{k}: {m.name}" for k, m in DERIVED])
 def test_wrong_kernel_derived_from_the_exercise_fails(key, m):
     ex = E.EXERCISES[key]
@@ -314,6 +318,8 @@ def test_the_five_exercises_the_issue_names_have_variants():
     assert {"shared_tile", "padded_tile", "tile_32x8", "aos_struct", "async_tile"} <= {k for k, _ in VARIANTS}
 
 
+@pytest.mark.slow
+@pytest.mark.folder
 @pytest.mark.parametrize("key,i", VARIANTS, ids=[f"{k}-{i}" for k, i in VARIANTS])
 def test_a_variant_is_solved_by_its_own_solution_and_not_by_the_notebooks_or_a_neighbours(key, i):
     params, ex = _variant(key, i)
