@@ -115,6 +115,7 @@ def test_nbgrader_export_moves_a_kept_notebook_an_older_export_left_in_source(tm
     assert f"moved {stray.relative_to(course)} to {moved.relative_to(course)}" in capsys.readouterr().out
 
 
+@pytest.mark.slow          # nbgrader itself, several times
 def test_nbgrader_release_never_holds_the_kept_source_notebook(tmp_path, capsys):
     """Before: the kept NAME.before-<date-time>.ipynb sat in source/<assignment>/, and `nbgrader
     generate_assignment` released it as a second notebook of the assignment: a student would have

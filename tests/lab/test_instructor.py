@@ -174,6 +174,7 @@ def test_build_writes_the_notebooks_for_students_and_solutions_for_instructors(t
 
 
 @needs_notebooks
+@pytest.mark.slow          # executes the instructor copy of the notebooks
 def test_the_instructor_copy_runs_its_solutions(tmp_path):
     nb3 = [p for p in NOTEBOOKS if p.name.startswith("03_")]
     notes = release.build(nb3, tmp_path, log=lambda *a: None)
@@ -368,6 +369,7 @@ def test_rewriting_the_repo_url_moves_badge_and_clone_together():
 
 
 @needs_notebooks
+@pytest.mark.slow          # a fresh install
 def test_colab_install_from_a_fresh_clone_gives_an_importable_course(tmp_path, course_build):
     """What the cell does on Colab, with the clone URL pointed at this repository: the clone builds
     and installs (--target, no deps), and `import course_lib` from it runs the simulator; the

@@ -119,6 +119,7 @@ def test_the_save_hook_keeps_the_files_bytes_when_only_the_browser_changed_it(tm
 
 
 @needs_notebooks
+@pytest.mark.slow          # executes notebooks twice
 def test_refresh_twice_writes_nothing_the_second_time(tmp_path):
     """`instructor refresh` of a real course notebook (with an explorer's widgets) twice: the second
     run finds the same outputs and leaves the file as it was, byte for byte and unwritten."""

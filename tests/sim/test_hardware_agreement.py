@@ -93,7 +93,7 @@ def test_earlier_runs_measured_what_the_latest_did():
         assert not changed, f"{run}: the GPU counted these launches differently then: {changed}"
 
 
-@pytest.mark.parametrize("kind", ["transpose", "pattern"])
+@pytest.mark.parametrize("kind", [pytest.param("transpose", marks=pytest.mark.slow), "pattern"])   # every course launch: slow
 def test_course_kernels_agree_with_ncu(kind, run=NCU_RUNS[-1]):
     wrong = []
     for label, case, ncu in _records(run):

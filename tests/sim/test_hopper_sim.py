@@ -209,7 +209,7 @@ def test_a_finished_cp_async_is_its_own_threads_write():
     assert [(r.kind, r.lines) for r in run.races] == [("RAW", (5, 8))]
 
 
-@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float32] + [pytest.param(d, marks=pytest.mark.slow) for d in (np.uint8, np.uint16, np.float64)])
 def test_band_moves_whole_bands_and_partial_ones(dtype):
     """One bulk copy per band of whole rows where the band is whole 16-byte chunks, the fallback copy
     (cp.async, or element copies) where it is not, and pieces stored as one vector where out's rows allow."""

@@ -43,6 +43,8 @@ def test_every_exercise_has_a_solution_file_and_every_file_an_exercise():
     assert {"00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12"} == {ex.lesson for ex in E.EXERCISES.values()}
 
 
+@pytest.mark.slow
+@pytest.mark.folder
 @pytest.mark.parametrize("key", sorted(SOL))
 def test_solution_passes(key):
     ex = E.get(key)

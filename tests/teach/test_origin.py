@@ -46,6 +46,8 @@ def _refused(ex, fn) -> str:
     return text
 
 
+@pytest.mark.slow
+@pytest.mark.folder
 @pytest.mark.parametrize("key", REVEALED)
 def test_a_cosmetic_copy_of_the_reveal_kernel_is_the_course_s(key):
     ex = E.get(key)
@@ -97,6 +99,8 @@ def test_the_hole_was_open_for_every_exercise_a_course_kernel_answers(monkeypatc
     _refused(ex, passing)
 
 
+@pytest.mark.slow
+@pytest.mark.folder
 @pytest.mark.needs_solutions
 @pytest.mark.parametrize("key", sorted(E.EXERCISES))
 def test_an_honest_student_is_not_taken_for_the_course(key):

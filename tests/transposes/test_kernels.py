@@ -62,6 +62,7 @@ def test_kernel_is_exact_and_race_free(key, dtype):
             assert not found, f"{key} {np.dtype(dtype)}: {found[0]}"
 
 
+@pytest.mark.slow          # two more compilations of the header-heavy fast kernel
 @pytest.mark.parametrize("params, shape", [(dict(TR=32, TC=128, THREADS=128, GROUP=4, CACHE=2), (300, 200)),
                                            (dict(TR=128, TC=32, THREADS=512, SWZ=0, GROUP=3, CACHE=1, MINB=2), (257, 129))])
 def test_fast_knobs_keep_it_exact(params, shape):
@@ -70,6 +71,7 @@ def test_fast_knobs_keep_it_exact(params, shape):
 
 
 @pytest.mark.parametrize("params", [dict(TILE=64, BLOCK_ROWS=2), dict(TILE=64, BLOCK_ROWS=8), dict(TILE=128, BLOCK_ROWS=4)])
+@pytest.mark.slow          # each tile a compilation of its own
 def test_vec_out_is_exact_at_every_tile_its_check_allows(params):
     """A row of 64 or 128 elements is one warp's loads or several (vec_out once covered only 32 rows of a
     64-row tile and returned a half-written transpose); odd and even widths take the one- and two-element loads."""
