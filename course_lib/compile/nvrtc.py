@@ -95,11 +95,14 @@ def compile_source(source: str, *, options=(), name_expressions=(), filename="ke
     key = cache.key(source, opts, name_expressions, arch, want_cubin, made_by) + "-" + _safe(filename)
     hit = cache.get(key, Compiled)
     if hit is None:
-        refused = cache.get_failure(key, filename)
-        if refused is not None:         # NVRTC's refusal of this very source, kept like a compilation
-            raise compile_error(source, refused, filename, lib.version[0])
-        hit = _compile_now(lib, source, opts, name_expressions, filename, arch, want_cubin, key)
-        cache.put(key, hit)
+        with cache.making(key):           # another process making it: wait, then read it
+            hit = cache.get(key, Compiled)
+            if hit is None:
+                refused = cache.get_failure(key, filename)
+                if refused is not None:         # NVRTC's refusal of this very source, kept like a compilation
+                    raise compile_error(source, refused, filename, lib.version[0])
+                hit = _compile_now(lib, source, opts, name_expressions, filename, arch, want_cubin, key)
+                cache.put(key, hit)
     hit.machine_note = note
     return hit
 
@@ -156,19 +159,27 @@ def _compile_with_machine_code(source, options, names, filename) -> Compiled:
     key = cache.key(source, opts, names, MACHINE_ARCH, True, "NVRTC {}.{}".format(*lib.version)) + "-" + _safe(filename)
     hit = cache.get(key, Compiled)
     if hit is None or hit.cubin is None:
-        refused = cache.get_failure(key, filename)
-        if refused is not None:
-            raise nvrtc_lib.Failed(refused, nvrtc_lib.COMPILATION)
-        try:
-            out = lib.compile(source, filename, opts, names, want_cubin=True)
-        except nvrtc_lib.Failed as exc:
-            if exc.status == nvrtc_lib.COMPILATION:
-                cache.put_failure(key, filename, exc.log)
-            raise
-        hit = Compiled(ptx=out.ptx, cubin=out.cubin, lowered_names=out.lowered_names, log=out.log,
-                       arch=MACHINE_ARCH, entries=entries_of(out.ptx), machine=made_by)
-        cache.put(key, hit)
+        with cache.making(key):           # another process making it: wait, then read it
+            hit = cache.get(key, Compiled)
+            if hit is None or hit.cubin is None:
+                hit = _make_with_machine_code(lib, source, filename, opts, names, key, made_by)
     hit.machine = made_by
+    return hit
+
+
+def _make_with_machine_code(lib, source, filename, opts, names, key, made_by) -> Compiled:
+    refused = cache.get_failure(key, filename)
+    if refused is not None:
+        raise nvrtc_lib.Failed(refused, nvrtc_lib.COMPILATION)
+    try:
+        out = lib.compile(source, filename, opts, names, want_cubin=True)
+    except nvrtc_lib.Failed as exc:
+        if exc.status == nvrtc_lib.COMPILATION:
+            cache.put_failure(key, filename, exc.log)
+        raise
+    hit = Compiled(ptx=out.ptx, cubin=out.cubin, lowered_names=out.lowered_names, log=out.log,
+                   arch=MACHINE_ARCH, entries=entries_of(out.ptx), machine=made_by)
+    cache.put(key, hit)
     return hit
 
 

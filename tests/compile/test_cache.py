@@ -4,6 +4,7 @@ import hashlib
 import json
 import os
 import stat
+import time
 from pathlib import Path
 
 import numpy as np
@@ -302,3 +303,54 @@ def test_the_simulator_s_compilation_is_the_h100_s_cubin_made_once(cache, monkey
     cache_module.memory.clear()                          # a new process: the disk entry answers both
     assert nvrtc.compile_source(SCALE, arch=90, want_cubin=True).cubin == simulated.cubin
     assert nvrtc.compile_source(SCALE).machine == simulated.machine
+
+
+CONCURRENT = '''
+import sys
+from course_lib.compile import nvrtc, nvrtc_lib
+calls = []
+compile_ = nvrtc_lib.Library.compile
+nvrtc_lib.Library.compile = lambda self, *a, **k: calls.append(1) or compile_(self, *a, **k)
+sys.stdin.readline()                       # all start together
+nvrtc.compile_source(sys.argv[1])
+print(len(calls))
+'''
+
+
+def test_processes_that_miss_the_same_entry_at_once_compile_it_once(tmp_path):
+    """Three processes (a test run's workers, a user's notebooks) start cold on one kernel: one compiles it,
+    the others wait for its entry (cache.making) instead of each compiling the same thing."""
+    import subprocess
+    import sys
+    source = "#include <cuda/barrier>\n" + SCALE.replace("scale", "scale_concurrently")   # a second to compile
+    env = dict(os.environ, COURSE_LIB_CACHE=str(tmp_path))
+    procs = [subprocess.Popen([sys.executable, "-c", CONCURRENT, source], env=env, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True) for _ in range(3)]
+    time.sleep(1.0)                          # each has imported course_lib and waits on its stdin
+    for p in procs:
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    outs = [p.communicate(timeout=120)[0] for p in procs]
+    assert sum(int(o.split()[-1]) for o in outs) == 1, outs
+    assert not list(tmp_path.glob("*.lock")), "a lock file stays behind"
+
+
+def test_a_maker_that_holds_its_entry_too_long_is_not_waited_for(cache, monkeypatch):
+    """A process that hangs while compiling (or holds the lock) delays another by MAKING_WAIT_S at most; then
+    it compiles the entry itself."""
+    import fcntl
+    nvrtc, tmp = cache
+    monkeypatch.setattr(cache_module, "MAKING_WAIT_S", 0.2)
+    key_source = SCALE.replace("scale", "scale_held")
+    held = []
+    real_making = cache_module.making
+
+    def hold_then_make(k):                   # another process holds k's lock the whole time
+        fd = os.open(tmp / f"{k}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+        other = os.open(tmp / f"{k}.lock", os.O_RDWR)
+        fcntl.flock(other, fcntl.LOCK_EX)    # a second open file description: as another process's
+        held.append(fd)
+        return real_making(k)
+    monkeypatch.setattr(cache_module, "making", hold_then_make)
+    c = nvrtc.compile_source(key_source)
+    assert "scale_held" in c.ptx and held
