@@ -12,16 +12,10 @@ import pytest
 
 from course_lib.lab.grader import box, cgroups, sandbox
 
+pytestmark = pytest.mark.usefixtures("bubblewrap")   # tests/lab/conftest.py: skip without the sandbox
+
 MiB = box.MiB
 SMALL = box.Bounds(time_s=2, memory=320 * MiB, space=96 * MiB, shm=16 * MiB, processes=48, output=MiB)
-
-
-@pytest.fixture(autouse=True)
-def _bubblewrap():
-    try:
-        sandbox.require()
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
 
 
 def _modes() -> list[str]:

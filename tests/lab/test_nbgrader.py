@@ -45,18 +45,9 @@ from course_lib.teach import exercises as E
 from course_lib.teach import mutants, solutions, spec
 from course_lib.teach.exercise_list import folder
 
-pytestmark = pytest.mark.slow       # nbgrader runs each submission's notebook in a sandbox (~3 s each)
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("bubblewrap")]       # nbgrader runs each submission's notebook in a sandbox (~3 s each)
 pytest.importorskip("nbgrader", reason="nbgrader comes with the [instructor] extra (Python >= 3.11)")
 
-
-@pytest.fixture(autouse=True)
-def _bubblewrap():
-    """Autograding refuses without a sandbox (the test's last step checks that it does): skip, saying why."""
-    from course_lib.lab.grader import sandbox
-    try:
-        sandbox.require()
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
 
 REPO = Path(__file__).resolve().parents[2]
 ATTACKED = "tile_32x8"                   # the exercise every attack below is made for

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.needs_solutions]     # the students' right kernels are the solutions'
+pytestmark = [pytest.mark.slow, pytest.mark.needs_solutions, pytest.mark.usefixtures("bubblewrap")]       # the students' right kernels are the solutions'
 pytest.importorskip("nbgrader", reason="nbgrader comes with the [instructor] extra (Python >= 3.11)")
 pytest.importorskip("distributed", reason="Dask's distributed comes with the [instructor] extra")
 
@@ -45,15 +45,6 @@ for f in ["../../../.course_lib_seed", "/home/student/.course_lib_seed"]:
     except OSError as e: print(e)
 try: cl.exercises.variant("shared_tile", "alice")
 except Exception as e: print(e)"""
-
-
-@pytest.fixture(autouse=True)
-def _bubblewrap():
-    from course_lib.lab.grader import sandbox
-    try:
-        sandbox.require()
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
 
 
 def _env():

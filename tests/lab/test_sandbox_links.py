@@ -9,13 +9,7 @@ import pytest
 
 from course_lib.lab.grader import sandbox
 
-
-@pytest.fixture(autouse=True)
-def _bubblewrap():
-    try:
-        sandbox.require()
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
+pytestmark = pytest.mark.usefixtures("bubblewrap")   # tests/lab/conftest.py: skip without the sandbox
 
 
 def test_a_python_under_tmp_runs_in_the_sandbox_and_stays_read_only(tmp_path):
