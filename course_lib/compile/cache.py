@@ -21,8 +21,6 @@ This module stores and fetches; it does not compile (``nvrtc.py``).
 """
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -37,7 +35,6 @@ memory: dict = {}          # key -> Compiled
 failures: dict = {}        # key -> (file name, NVRTC's log) of a source it refused
 said: set = set()          # (folder, why) a cache that cannot be used was said of (once per process)
 cleaned: set = set()       # folders whose temporary files of killed writes are gone (once per process)
-MAKING_WAIT_S = 120        # at most this long for another process's compilation of the same entry
 STALE_S = 3600             # a temporary file this old is left over whatever its pid says (pids come back)
 
 
@@ -59,42 +56,6 @@ def get(k: str, compiled_type):
 def put(k: str, c) -> None:
     memory[k] = c
     _disk_store(k, c)
-
-
-@contextlib.contextmanager
-def making(k: str):
-    """Held while this process makes entry `k`: a process that missed it too waits, then finds it on disk (the
-    caller looks again inside) instead of compiling it again, as cold test workers or notebooks did. An flock
-    on ``k.lock``, unlinked once made; no folder, or a maker slower than MAKING_WAIT_S: nothing waits."""
-    folder = private_dir()
-    fd = None
-    if folder is not None:
-        try:
-            fd = os.open(folder / f"{k}.lock", os.O_CREAT | os.O_RDWR, 0o600)
-            _lock_within(fd, MAKING_WAIT_S)
-        except OSError:            # no lock file, or its maker took too long (hung?): make it here too
-            if fd is not None:
-                os.close(fd)
-            fd = None
-    try:
-        yield
-    finally:
-        if fd is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(folder / f"{k}.lock")
-            os.close(fd)
-
-
-def _lock_within(fd: int, seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.02)
 
 
 def get_failure(k: str, filename: str) -> str | None:

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import CompileError, Unavailable, caret_excerpt
-from . import cache, headers, nvrtc_lib, platforms, sass
+from . import cache, cache_lock, headers, nvrtc_lib, platforms, sass
 from .diagnostics import compile_error
 
 # The simulator models Volta..Hopper memory rules and is validated on an H100: without a GPU it
@@ -95,7 +95,7 @@ def compile_source(source: str, *, options=(), name_expressions=(), filename="ke
     key = cache.key(source, opts, name_expressions, arch, want_cubin, made_by) + "-" + _safe(filename)
     hit = cache.get(key, Compiled)
     if hit is None:
-        with cache.making(key):           # another process making it: wait, then read it
+        with cache_lock.making(key):           # another process making it: wait, then read it
             hit = cache.get(key, Compiled)
             if hit is None:
                 refused = cache.get_failure(key, filename)
@@ -159,7 +159,7 @@ def _compile_with_machine_code(source, options, names, filename) -> Compiled:
     key = cache.key(source, opts, names, MACHINE_ARCH, True, "NVRTC {}.{}".format(*lib.version)) + "-" + _safe(filename)
     hit = cache.get(key, Compiled)
     if hit is None or hit.cubin is None:
-        with cache.making(key):           # another process making it: wait, then read it
+        with cache_lock.making(key):           # another process making it: wait, then read it
             hit = cache.get(key, Compiled)
             if hit is None or hit.cubin is None:
                 hit = _make_with_machine_code(lib, source, filename, opts, names, key, made_by)

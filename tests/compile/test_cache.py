@@ -12,7 +12,7 @@ import pytest
 
 import course_lib as cl
 from course_lib.compile import cache as cache_module
-from course_lib.compile import nvrtc, sass
+from course_lib.compile import cache_lock, nvrtc, sass
 from course_lib.transposes import poisoned, random_matrix
 
 SCALE = r'''
@@ -319,7 +319,7 @@ print(len(calls))
 
 def test_processes_that_miss_the_same_entry_at_once_compile_it_once(tmp_path):
     """Three processes (a test run's workers, a user's notebooks) start cold on one kernel: one compiles it,
-    the others wait for its entry (cache.making) instead of each compiling the same thing."""
+    the others wait for its entry (cache_lock.making) instead of each compiling the same thing."""
     import subprocess
     import sys
     source = "#include <cuda/barrier>\n" + SCALE.replace("scale", "scale_concurrently")   # a second to compile
@@ -340,10 +340,10 @@ def test_a_maker_that_holds_its_entry_too_long_is_not_waited_for(cache, monkeypa
     it compiles the entry itself."""
     import fcntl
     nvrtc, tmp = cache
-    monkeypatch.setattr(cache_module, "MAKING_WAIT_S", 0.2)
+    monkeypatch.setattr(cache_lock, "MAKING_WAIT_S", 0.2)
     key_source = SCALE.replace("scale", "scale_held")
     held = []
-    real_making = cache_module.making
+    real_making = cache_lock.making
 
     def hold_then_make(k):                   # another process holds k's lock the whole time
         fd = os.open(tmp / f"{k}.lock", os.O_CREAT | os.O_RDWR, 0o600)
@@ -351,6 +351,6 @@ def test_a_maker_that_holds_its_entry_too_long_is_not_waited_for(cache, monkeypa
         fcntl.flock(other, fcntl.LOCK_EX)    # a second open file description: as another process's
         held.append(fd)
         return real_making(k)
-    monkeypatch.setattr(cache_module, "making", hold_then_make)
+    monkeypatch.setattr(cache_lock, "making", hold_then_make)
     c = nvrtc.compile_source(key_source)
     assert "scale_held" in c.ptx and held
