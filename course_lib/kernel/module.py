@@ -27,7 +27,7 @@ import numpy as np
 from .. import gpu, paths, sim
 from ..compile import headers, nvrtc, ptx, source
 from ..errors import ArgumentError, CompileError, KernelError, NoGPUError, NotFound, gives_memory_back
-from ..sim.executor import gc_paused
+from ..sim.gc_pause import gc_paused
 from ..sim.progress import Progress
 from . import arch_fallback
 from . import guard as guard_module
@@ -108,7 +108,7 @@ class RawModule:
         if self._compiled is None:
             self._compiled = nvrtc.compile_source(self.source.nvrtc, options=self.options,
                                                   name_expressions=self.name_expressions, filename=self.filename)
-            with gc_paused():         # thousands of objects that live as long as the module (sim.executor says why)
+            with gc_paused():         # thousands of objects that live as long as the module (sim.gc_pause says why)
                 self._parsed = ptx.parse(self._compiled.ptx, self.filename)
         return self
 

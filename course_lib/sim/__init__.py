@@ -39,7 +39,8 @@ import numpy as np
 from ..compile import nvrtc
 from ..errors import ArgumentError, Unavailable
 from . import fusion, kept, plan  # noqa: F401  (sim.plan: the launch's limits, for callers)
-from .executor import Program, gc_paused
+from .executor import Program
+from .gc_pause import gc_paused
 from .isa import param_ops
 from .results.result import SimRun
 from .spaces.memory import GlobalMemory

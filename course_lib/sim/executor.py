@@ -21,8 +21,6 @@ race detector reports, not as wrong values; calls other than printf/assert are u
 """
 from __future__ import annotations
 
-import contextlib
-import gc
 import sys
 import time
 
@@ -41,27 +39,10 @@ from .results.result import SimRun
 from .scheduler import run_batch
 from .spaces import layout
 from .spaces.memory import SHARED_START, GlobalMemory
+from .gc_pause import gc_paused
 from .state import Batch, ChosenBatch, Workspace
 
 BATCH_THREADS = 1 << 16   # thread slots per batch, at most
-
-
-@contextlib.contextmanager
-def gc_paused():
-    """Python's cyclic garbage collector off while a launch is built and run (back on after, as it was).
-    The simulator makes many closures and arrays that live as long as the launch: collecting while it ran
-    made a small launch 5x slower, and while it was built, since each full collection walks every object of
-    the process, in a process holding much (a notebook's kernel after many
-    cells, a test run) collections took over half of a launch's time: 12 s of the 22 that replaying the
-    course kernels' 314 launches of the H100 runs took. Nothing of a launch makes cycles that must be
-    freed before it ends; they go at the next collection after it."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 class Program:
